@@ -1,0 +1,828 @@
+/*
+ * sharm_bench.c - latency benchmark for intra-node MPI collectives.
+ *
+ * One source, built against Open MPI (mpicc.openmpi), MPICH (mpicc.mpich)
+ * or Intel MPI (MPICH ABI).  Measures Bcast, Reduce, Allreduce, Allgather,
+ * Gather, Scatter and Barrier for a list of message sizes and prints one
+ * machine-readable line per (op, size) on rank 0's stdout:
+ *
+ *   RESULT op=bcast bytes=8 np=2 median_us=1.234 min_us=1.100 mean_us=1.300
+ *          max_us=9.000 iters=1000 warmup=20 status=OK
+ *
+ * Methodology (why each step exists):
+ *  - Every iteration writes a fresh, iteration-dependent pattern into the
+ *    send buffers *outside* the timed region, so a component cannot be
+ *    rewarded for caching or skipping a transfer, and stale data from the
+ *    previous iteration is always detected as wrong.
+ *  - Before every timed call all ranks pass one fixed dissemination barrier
+ *    built from zero-byte MPI_Sendrecv.  It never calls MPI_Barrier, so the
+ *    collective component under test has no influence on the
+ *    synchronisation, and it is identical for every configuration.
+ *  - Only the collective call itself is timed (MPI_Wtime around it).  Each
+ *    rank stores its per-iteration times locally; after the loop they are
+ *    collected with point-to-point messages, the per-iteration maximum over
+ *    ranks is taken, and the median over iterations is reported (plus min,
+ *    mean and max).
+ *  - Iteration counts adapt to the cost of one iteration so that every
+ *    (op, size) takes roughly --budget-ms of wall time, bounded by
+ *    --min-iters / --max-iters.
+ *  - Every result is checked against an expectation computed locally
+ *    (outside the timed region).  Reductions use MPI_FLOAT / MPI_SUM with
+ *    small integer values, so the sum is exact in any order.  A wrong
+ *    answer is reported as status=WRONG without timing figures, and the
+ *    program exits with status 1.
+ *  - All bookkeeping traffic (agreement on iteration counts, collecting
+ *    times and errors) is point-to-point on a duplicated communicator, so
+ *    the component under test is used only by the measured calls.
+ *
+ * `--memcpy` runs a single-core memcpy bandwidth test instead (no MPI
+ * initialisation), printing "MEMCPY bytes=<n> gbps=<GB/s>" lines.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <mpi.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+enum op_id {
+    OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, OP_GATHER, OP_SCATTER,
+    OP_BARRIER, OP_COUNT
+};
+
+static const char *const op_names[OP_COUNT] = {
+    "bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
+    "barrier"
+};
+
+#define MAX_SIZES 64
+
+typedef struct {
+    unsigned ops_mask;            /* bit i set: measure op i */
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    double budget_s;              /* target wall time per (op, size) */
+    int min_iters, max_iters;
+    int max_warmup;
+    int root;
+    int memcpy_mode;
+} options_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: sharm_bench [options]\n"
+        "  --ops LIST        comma list of bcast,reduce,allreduce,allgather,\n"
+        "                    gather,scatter,barrier (default: all)\n"
+        "  --sizes LIST      comma list of byte sizes, K/M suffixes allowed\n"
+        "                    (default: 8,512,8K,64K,1M,4M)\n"
+        "  --budget-ms MS    wall time per (op,size) (default 200)\n"
+        "  --min-iters N     minimum measured iterations (default 5)\n"
+        "  --max-iters N     maximum measured iterations (default 1000)\n"
+        "  --max-warmup N    maximum warm-up iterations (default 20)\n"
+        "  --root R          root rank for rooted collectives (default 0)\n"
+        "  --memcpy          single-core memcpy bandwidth test, no MPI\n");
+}
+
+/* Parses "8", "64K", "4M" (binary multiples).  Returns 0 on error. */
+static size_t parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return 0;
+    if (*end == 'K' || *end == 'k') { v <<= 10; end++; }
+    else if (*end == 'M' || *end == 'm') { v <<= 20; end++; }
+    else if (*end == 'G' || *end == 'g') { v <<= 30; end++; }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    return *end ? 0 : (size_t)v;
+}
+
+static int parse_ops(const char *list, unsigned *mask)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    *mask = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int found = 0;
+        for (int i = 0; i < OP_COUNT; i++) {
+            if (strcmp(tok, op_names[i]) == 0) {
+                *mask |= 1u << i;
+                found = 1;
+            }
+        }
+        if (strcmp(tok, "all") == 0) {
+            *mask = (1u << OP_COUNT) - 1;
+            found = 1;
+        }
+        if (!found) {
+            fprintf(stderr, "sharm_bench: unknown op '%s'\n", tok);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_sizes(const char *list, options_t *o)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    o->nsizes = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        size_t v = parse_size(tok);
+        if (v == 0 || o->nsizes == MAX_SIZES) {
+            fprintf(stderr, "sharm_bench: bad size '%s'\n", tok);
+            return -1;
+        }
+        o->sizes[o->nsizes++] = v;
+    }
+    return 0;
+}
+
+static int parse_int_arg(const char *s, int lo, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->ops_mask = (1u << OP_COUNT) - 1;
+    o->budget_s = 0.2;
+    o->min_iters = 5;
+    o->max_iters = 1000;
+    o->max_warmup = 20;
+    parse_sizes("8,512,8K,64K,1M,4M", o);
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+        int bad = 0, budget_ms = 0;
+        if (strcmp(a, "--memcpy") == 0) { o->memcpy_mode = 1; continue; }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!v) {
+            fprintf(stderr, "sharm_bench: missing value for %s\n", a);
+            return -1;
+        }
+        if (strcmp(a, "--ops") == 0)
+            bad = parse_ops(v, &o->ops_mask);
+        else if (strcmp(a, "--sizes") == 0)
+            bad = parse_sizes(v, o);
+        else if (strcmp(a, "--budget-ms") == 0) {
+            bad = parse_int_arg(v, 1, &budget_ms);
+            o->budget_s = budget_ms / 1000.0;
+        } else if (strcmp(a, "--min-iters") == 0)
+            bad = parse_int_arg(v, 1, &o->min_iters);
+        else if (strcmp(a, "--max-iters") == 0)
+            bad = parse_int_arg(v, 1, &o->max_iters);
+        else if (strcmp(a, "--max-warmup") == 0)
+            bad = parse_int_arg(v, 0, &o->max_warmup);
+        else if (strcmp(a, "--root") == 0)
+            bad = parse_int_arg(v, 0, &o->root);
+        else {
+            fprintf(stderr, "sharm_bench: unknown option %s\n", a);
+            usage(stderr);
+            return -1;
+        }
+        if (bad) {
+            fprintf(stderr, "sharm_bench: bad value '%s' for %s\n", v, a);
+            return -1;
+        }
+        i++;
+    }
+    if (o->max_iters < o->min_iters)
+        o->max_iters = o->min_iters;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* memcpy bandwidth (no MPI)                                           */
+/* ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static volatile unsigned char memcpy_sink;
+
+/* Median bandwidth (bytes/s) of memcpy of `n` bytes on the calling core.
+ * Each sample copies at least 16 MiB so timer resolution is irrelevant;
+ * samples are taken for ~0.3 s. */
+static double memcpy_bandwidth(size_t n)
+{
+    enum { MAX_SAMPLES = 256 };
+    unsigned char *src = malloc(n), *dst = malloc(n);
+    double bw[MAX_SAMPLES];
+    int ns = 0;
+
+    if (!src || !dst) {
+        free(src);
+        free(dst);
+        return 0.0;
+    }
+    memset(src, 0x5a, n);
+    memset(dst, 0, n);
+    size_t batch = (16u << 20) / n;
+    if (batch < 1)
+        batch = 1;
+    memcpy(dst, src, n); /* warm-up */
+
+    double start = now_s();
+    while (ns < MAX_SAMPLES && (ns < 5 || now_s() - start < 0.3)) {
+        src[ns % n] ^= 1; /* change the source between samples */
+        double t0 = now_s();
+        for (size_t b = 0; b < batch; b++)
+            memcpy(dst, src, n);
+        double t1 = now_s();
+        memcpy_sink ^= dst[(size_t)ns % n];
+        bw[ns++] = (double)(n * batch) / (t1 - t0);
+    }
+    qsort(bw, (size_t)ns, sizeof bw[0], cmp_double);
+    free(src);
+    free(dst);
+    return bw[ns / 2];
+}
+
+static int run_memcpy_mode(void)
+{
+    static const size_t sizes[] = { 64u << 10, 4u << 20, 64u << 20 };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double bw = memcpy_bandwidth(sizes[i]);
+        if (bw <= 0.0) {
+            fprintf(stderr, "sharm_bench: memcpy test allocation failed\n");
+            return 1;
+        }
+        printf("MEMCPY bytes=%zu gbps=%.3f\n", sizes[i], bw / 1e9);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Data patterns                                                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Byte pattern: the buffer is a sequence of 32-bit words; word w of
+ * (rank, iter) is w * 2654435761 + seed(rank, iter).  Multiplication by an
+ * odd constant is a bijection mod 2^32, so every word position has a
+ * distinct value; misplaced fragments, blocks from the wrong rank and stale
+ * data from an earlier iteration are all detected.
+ */
+static uint32_t seed_of(int rank, unsigned iter)
+{
+    return (uint32_t)(rank + 1) * 0x01000193u ^ (uint32_t)iter * 0x9e3779b9u;
+}
+
+static uint32_t word_of(uint32_t seed, size_t w)
+{
+    return (uint32_t)w * 2654435761u + seed;
+}
+
+static void fill_bytes(unsigned char *buf, size_t n, int rank, unsigned iter)
+{
+    uint32_t seed = seed_of(rank, iter);
+    size_t nw = n / 4, w;
+    for (w = 0; w < nw; w++) {
+        uint32_t v = word_of(seed, w);
+        memcpy(buf + 4 * w, &v, 4);
+    }
+    if (n % 4) {
+        uint32_t v = word_of(seed, w);
+        memcpy(buf + 4 * w, &v, n % 4);
+    }
+}
+
+/* Returns the index of the first wrong byte, or SIZE_MAX if all correct. */
+static size_t check_bytes(const unsigned char *buf, size_t n, int rank,
+                          unsigned iter)
+{
+    uint32_t seed = seed_of(rank, iter);
+    size_t nw = n / 4, w;
+    for (w = 0; w < nw; w++) {
+        uint32_t v = word_of(seed, w);
+        if (memcmp(buf + 4 * w, &v, 4) != 0)
+            break;
+    }
+    if (w < nw || n % 4) {
+        uint32_t v = word_of(seed, w);
+        const unsigned char *e = (const unsigned char *)&v;
+        for (size_t i = 4 * w; i < n; i++)
+            if (buf[i] != e[i - 4 * w])
+                return i;
+    }
+    return SIZE_MAX;
+}
+
+/*
+ * Float pattern for reductions: 12-bit integers (0..4095) derived from the
+ * same hash, so the sum over up to 4096 ranks stays below 2^24 and is
+ * exact in single precision whatever the summation order.
+ */
+static float float_of(uint32_t seed, size_t i)
+{
+    return (float)((word_of(seed, i) >> 12) & 0xfffu);
+}
+
+static void fill_floats(float *buf, size_t count, int rank, unsigned iter)
+{
+    uint32_t seed = seed_of(rank, iter);
+    for (size_t i = 0; i < count; i++)
+        buf[i] = float_of(seed, i);
+}
+
+/* Checks buf == sum over all ranks; returns first wrong index or SIZE_MAX. */
+static size_t check_float_sum(const float *buf, size_t count, int np,
+                              unsigned iter, float *expected_out)
+{
+    enum { MAX_SEEDS = 4096 };
+    uint32_t seeds[MAX_SEEDS];
+    int ns = np < MAX_SEEDS ? np : MAX_SEEDS;
+    for (int r = 0; r < ns; r++)
+        seeds[r] = seed_of(r, iter);
+    for (size_t i = 0; i < count; i++) {
+        float expect = 0.0f;
+        for (int r = 0; r < ns; r++)
+            expect += float_of(seeds[r], i);
+        if (buf[i] != expect) {
+            *expected_out = expect;
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* ------------------------------------------------------------------ */
+/* Control plane: point-to-point only, on a private communicator       */
+/* ------------------------------------------------------------------ */
+
+enum { TAG_BARRIER = 101, TAG_REDUCE = 102, TAG_BCAST = 103, TAG_TIMES = 104,
+       TAG_DETAIL = 105 };
+
+static MPI_Comm ctl_comm;
+static int g_rank, g_np;
+
+/* Dissemination barrier: ceil(log2 p) rounds of zero-byte Sendrecv. */
+static void ctl_barrier(void)
+{
+    char dummy = 0;
+    for (int k = 1; k < g_np; k <<= 1) {
+        int to = (g_rank + k) % g_np;
+        int from = (g_rank - k + g_np) % g_np;
+        MPI_Sendrecv(&dummy, 0, MPI_BYTE, to, TAG_BARRIER,
+                     &dummy, 0, MPI_BYTE, from, TAG_BARRIER,
+                     ctl_comm, MPI_STATUS_IGNORE);
+    }
+}
+
+/* Maximum of a double over all ranks, result on every rank. */
+static double ctl_max(double v)
+{
+    if (g_rank == 0) {
+        for (int r = 1; r < g_np; r++) {
+            double x;
+            MPI_Recv(&x, 1, MPI_DOUBLE, r, TAG_REDUCE, ctl_comm,
+                     MPI_STATUS_IGNORE);
+            if (x > v)
+                v = x;
+        }
+        for (int r = 1; r < g_np; r++)
+            MPI_Send(&v, 1, MPI_DOUBLE, r, TAG_BCAST, ctl_comm);
+    } else {
+        MPI_Send(&v, 1, MPI_DOUBLE, 0, TAG_REDUCE, ctl_comm);
+        MPI_Recv(&v, 1, MPI_DOUBLE, 0, TAG_BCAST, ctl_comm,
+                 MPI_STATUS_IGNORE);
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Operations under test                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    enum op_id op;
+    int rank, np, root;
+    size_t bytes;          /* per-rank message size in bytes */
+    size_t count;          /* elements passed to the MPI call */
+    void *sbuf, *rbuf;
+    size_t sbytes, rbytes; /* allocated sizes (0: not allocated) */
+} ctx_t;
+
+static void *xmalloc(size_t n)
+{
+    if (n == 0)
+        return NULL;
+    void *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "sharm_bench: out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(p, 0, n); /* first touch now, so page faults are never timed */
+    return p;
+}
+
+static void ctx_setup(ctx_t *c)
+{
+    int is_root = c->rank == c->root;
+    size_t n = c->bytes, p = (size_t)c->np;
+
+    c->count = n;
+    switch (c->op) {
+    case OP_BCAST:
+        c->sbytes = n;
+        break;
+    case OP_REDUCE:
+    case OP_ALLREDUCE:
+        c->count = n / sizeof(float) ? n / sizeof(float) : 1;
+        c->sbytes = c->count * sizeof(float);
+        c->rbytes = (c->op == OP_ALLREDUCE || is_root) ? c->sbytes : 0;
+        break;
+    case OP_ALLGATHER:
+        c->sbytes = n;
+        c->rbytes = n * p;
+        break;
+    case OP_GATHER:
+        c->sbytes = n;
+        c->rbytes = is_root ? n * p : 0;
+        break;
+    case OP_SCATTER:
+        c->sbytes = is_root ? n * p : 0;
+        c->rbytes = n;
+        break;
+    case OP_BARRIER:
+    case OP_COUNT:
+        c->count = 0;
+        break;
+    }
+    c->sbuf = xmalloc(c->sbytes);
+    c->rbuf = xmalloc(c->rbytes);
+}
+
+static void ctx_free(ctx_t *c)
+{
+    free(c->sbuf);
+    free(c->rbuf);
+    c->sbuf = c->rbuf = NULL;
+}
+
+/* Writes this iteration's input pattern (outside the timed region). */
+static void op_prepare(ctx_t *c, unsigned iter)
+{
+    switch (c->op) {
+    case OP_BCAST:
+        if (c->rank == c->root)
+            fill_bytes(c->sbuf, c->bytes, c->rank, iter);
+        break;
+    case OP_REDUCE:
+    case OP_ALLREDUCE:
+        fill_floats(c->sbuf, c->count, c->rank, iter);
+        break;
+    case OP_ALLGATHER:
+    case OP_GATHER:
+        fill_bytes(c->sbuf, c->bytes, c->rank, iter);
+        break;
+    case OP_SCATTER:
+        if (c->rank == c->root)
+            for (int r = 0; r < c->np; r++)
+                fill_bytes((unsigned char *)c->sbuf + (size_t)r * c->bytes,
+                           c->bytes, r, iter);
+        break;
+    case OP_BARRIER:
+    case OP_COUNT:
+        break;
+    }
+}
+
+/* The measured call. */
+static int op_execute(ctx_t *c)
+{
+    int n = (int)c->count;
+    switch (c->op) {
+    case OP_BCAST:
+        return MPI_Bcast(c->sbuf, n, MPI_BYTE, c->root, MPI_COMM_WORLD);
+    case OP_REDUCE:
+        return MPI_Reduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, c->root,
+                          MPI_COMM_WORLD);
+    case OP_ALLREDUCE:
+        return MPI_Allreduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM,
+                             MPI_COMM_WORLD);
+    case OP_ALLGATHER:
+        return MPI_Allgather(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE,
+                             MPI_COMM_WORLD);
+    case OP_GATHER:
+        return MPI_Gather(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE,
+                          c->root, MPI_COMM_WORLD);
+    case OP_SCATTER:
+        return MPI_Scatter(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE,
+                           c->root, MPI_COMM_WORLD);
+    case OP_BARRIER:
+        return MPI_Barrier(MPI_COMM_WORLD);
+    case OP_COUNT:
+        break;
+    }
+    return MPI_ERR_OTHER;
+}
+
+/* Checks block `r` of a gathered buffer; fills `detail` on error. */
+static int check_block(const unsigned char *base, size_t n, int r,
+                       unsigned iter, const char *what, char *detail,
+                       size_t dlen)
+{
+    size_t bad = check_bytes(base + (size_t)r * n, n, r, iter);
+    if (bad == SIZE_MAX)
+        return 0;
+    snprintf(detail, dlen, "%s block %d byte %zu differs", what, r, bad);
+    return 1;
+}
+
+/* Verifies this rank's output for `iter`.  Returns 0 if correct. */
+static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
+{
+    int is_root = c->rank == c->root;
+    size_t bad;
+    float expect = 0.0f;
+
+    switch (c->op) {
+    case OP_BCAST:
+        bad = check_bytes(c->sbuf, c->bytes, c->root, iter);
+        if (bad != SIZE_MAX) {
+            snprintf(detail, dlen, "byte %zu differs from root's", bad);
+            return 1;
+        }
+        return 0;
+    case OP_REDUCE:
+    case OP_ALLREDUCE:
+        if (c->op == OP_REDUCE && !is_root)
+            return 0;
+        bad = check_float_sum(c->rbuf, c->count, c->np, iter, &expect);
+        if (bad != SIZE_MAX) {
+            snprintf(detail, dlen, "element %zu is %g, expected %g", bad,
+                     (double)((float *)c->rbuf)[bad], (double)expect);
+            return 1;
+        }
+        return 0;
+    case OP_ALLGATHER:
+    case OP_GATHER:
+        if (c->op == OP_GATHER && !is_root)
+            return 0;
+        for (int r = 0; r < c->np; r++)
+            if (check_block(c->rbuf, c->bytes, r, iter, "recv", detail, dlen))
+                return 1;
+        return 0;
+    case OP_SCATTER:
+        bad = check_bytes(c->rbuf, c->bytes, c->rank, iter);
+        if (bad != SIZE_MAX) {
+            snprintf(detail, dlen, "byte %zu of own block differs", bad);
+            return 1;
+        }
+        return 0;
+    case OP_BARRIER:
+    case OP_COUNT:
+        break;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Measurement loop                                                    */
+/* ------------------------------------------------------------------ */
+
+#define DETAIL_LEN 160
+
+typedef struct {
+    unsigned iter;            /* global pattern counter, same on all ranks */
+    int wrong;                /* this rank saw a wrong result */
+    char detail[DETAIL_LEN];  /* first problem seen by this rank */
+} run_state_t;
+
+/* One iteration: prepare, fixed barrier, timed call, check.
+ * Returns the duration of the collective call on this rank. */
+static double one_iteration(ctx_t *c, run_state_t *st)
+{
+    unsigned iter = st->iter++;
+    op_prepare(c, iter);
+    ctl_barrier();
+    double t0 = MPI_Wtime();
+    int rc = op_execute(c);
+    double t1 = MPI_Wtime();
+    if (st->wrong)
+        return t1 - t0; /* already reported; skip further checking */
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        snprintf(st->detail, DETAIL_LEN, "iter %u: MPI error: %.100s", iter, msg);
+        st->wrong = 1;
+    } else {
+        char d[DETAIL_LEN - 32];
+        if (op_check(c, iter, d, sizeof d)) {
+            snprintf(st->detail, DETAIL_LEN, "iter %u: %s", iter, d);
+            st->wrong = 1;
+        }
+    }
+    return t1 - t0;
+}
+
+static int clamp_int(double v, int lo, int hi)
+{
+    if (v < lo)
+        return lo;
+    if (v > hi)
+        return hi;
+    return (int)v;
+}
+
+/* Rank 0 collects everybody's per-iteration times and returns, in
+ * `out`, the per-iteration maximum over ranks. */
+static void collect_max_times(const double *mine, double *out, int iters)
+{
+    if (g_rank != 0) {
+        MPI_Send(mine, iters, MPI_DOUBLE, 0, TAG_TIMES, ctl_comm);
+        return;
+    }
+    double *tmp = malloc((size_t)iters * sizeof *tmp);
+    if (!tmp)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    memcpy(out, mine, (size_t)iters * sizeof *out);
+    for (int r = 1; r < g_np; r++) {
+        MPI_Recv(tmp, iters, MPI_DOUBLE, r, TAG_TIMES, ctl_comm,
+                 MPI_STATUS_IGNORE);
+        for (int i = 0; i < iters; i++)
+            if (tmp[i] > out[i])
+                out[i] = tmp[i];
+    }
+    free(tmp);
+}
+
+/* Called on all ranks when some rank saw a wrong result: every rank sends
+ * its (possibly empty) description and rank 0 prints the non-empty ones. */
+static void report_wrong(const run_state_t *st, const char *op, size_t bytes)
+{
+    if (g_rank != 0) {
+        MPI_Send(st->detail, DETAIL_LEN, MPI_CHAR, 0, TAG_DETAIL, ctl_comm);
+        return;
+    }
+    for (int r = 0; r < g_np; r++) {
+        char d[DETAIL_LEN];
+        if (r == 0)
+            memcpy(d, st->detail, DETAIL_LEN);
+        else
+            MPI_Recv(d, DETAIL_LEN, MPI_CHAR, r, TAG_DETAIL, ctl_comm,
+                     MPI_STATUS_IGNORE);
+        d[DETAIL_LEN - 1] = 0;
+        if (d[0])
+            printf("WRONG op=%s bytes=%zu np=%d rank=%d detail=\"%s\"\n", op,
+                   bytes, g_np, r, d);
+    }
+}
+
+/* Measures one (op, size).  Returns 1 if any rank saw a wrong result. */
+static int measure(const options_t *o, enum op_id op, size_t bytes,
+                   run_state_t *st)
+{
+    ctx_t c = { .op = op, .rank = g_rank, .np = g_np, .root = o->root,
+                .bytes = bytes };
+    ctx_setup(&c);
+    st->wrong = 0;
+    st->detail[0] = 0;
+
+    /* Probe: the first iteration absorbs one-time costs (first use of the
+     * communicator, segment mapping); the median wall time of the next
+     * three (including pattern writing and checking) estimates the cost
+     * of one iteration, robust against a single descheduling hiccup. */
+    one_iteration(&c, st);
+    double probe[3];
+    for (int i = 0; i < 3; i++) {
+        double w0 = MPI_Wtime();
+        one_iteration(&c, st);
+        probe[i] = MPI_Wtime() - w0;
+    }
+    qsort(probe, 3, sizeof probe[0], cmp_double);
+    double est = ctl_max(probe[1]);
+    if (est < 1e-7)
+        est = 1e-7;
+
+    /* Every rank derives the same counts from the same `est`. */
+    int warmup = clamp_int(0.1 * o->budget_s / est, 0, o->max_warmup);
+    int iters = clamp_int(0.9 * o->budget_s / est, o->min_iters, o->max_iters);
+
+    for (int i = 0; i < warmup; i++)
+        one_iteration(&c, st);
+
+    double *t = malloc((size_t)iters * sizeof *t);
+    double *tmax = malloc((size_t)iters * sizeof *tmax);
+    if (!t || !tmax)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int i = 0; i < iters; i++)
+        t[i] = one_iteration(&c, st);
+    ctx_free(&c);
+
+    collect_max_times(t, tmax, iters);
+    int any_wrong = ctl_max(st->wrong) > 0.0;
+    if (any_wrong)
+        report_wrong(st, op_names[op], bytes);
+
+    if (g_rank == 0) {
+        printf("RESULT op=%s bytes=%zu np=%d ", op_names[op], bytes, g_np);
+        if (any_wrong) {
+            printf("iters=%d warmup=%d status=WRONG\n", iters, warmup + 4);
+        } else {
+            double sum = 0.0;
+            for (int i = 0; i < iters; i++)
+                sum += tmax[i];
+            qsort(tmax, (size_t)iters, sizeof *tmax, cmp_double);
+            double med = (iters % 2) ? tmax[iters / 2]
+                         : 0.5 * (tmax[iters / 2 - 1] + tmax[iters / 2]);
+            printf("median_us=%.3f min_us=%.3f mean_us=%.3f max_us=%.3f "
+                   "iters=%d warmup=%d status=OK\n", med * 1e6,
+                   tmax[0] * 1e6, sum / iters * 1e6, tmax[iters - 1] * 1e6,
+                   iters, warmup + 4);
+        }
+        fflush(stdout);
+    }
+    free(t);
+    free(tmax);
+    return any_wrong;
+}
+
+/* Prints the MPI library identification (first line only). */
+static void print_info(const options_t *o)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n\r")] = 0;
+    for (char *s = lib; *s; s++)
+        if (*s == '"')
+            *s = '\'';
+    printf("INFO np=%d root=%d budget_ms=%.0f library=\"%s\"\n", g_np,
+           o->root, o->budget_s * 1e3, lib);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    if (parse_options(argc, argv, &o) != 0)
+        return 2;
+    if (o.memcpy_mode)
+        return run_memcpy_mode();
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_np);
+    MPI_Comm_dup(MPI_COMM_WORLD, &ctl_comm);
+    /* Errors of the measured calls are reported, not fatal. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    if (o.root >= g_np) {
+        if (g_rank == 0)
+            fprintf(stderr, "sharm_bench: root %d >= np %d\n", o.root, g_np);
+        MPI_Finalize();
+        return 2;
+    }
+    if (g_rank == 0)
+        print_info(&o);
+
+    run_state_t st = { 0 };
+    int wrong = 0;
+    /* Barrier has no message size: measured once, reported as bytes=0. */
+    if (o.ops_mask & (1u << OP_BARRIER))
+        wrong |= measure(&o, OP_BARRIER, 0, &st);
+    for (int s = 0; s < o.nsizes; s++)
+        for (int op = 0; op < OP_BARRIER; op++)
+            if (o.ops_mask & (1u << op))
+                wrong |= measure(&o, (enum op_id)op, o.sizes[s], &st);
+
+    MPI_Comm_free(&ctl_comm);
+    MPI_Finalize();
+    return wrong ? 1 : 0;
+}
