@@ -1,0 +1,432 @@
+#!/usr/bin/env python3
+"""Turns the raw output of ci/bench.sh into tables, a CSV file and plots.
+
+usage: report.py OUT_DIR
+
+Reads (all written by ci/bench.sh):
+  OUT/results.txt   "config=<c> launch=<id> RESULT|WRONG|INFO ..." lines
+  OUT/launches.txt  one "LAUNCH ..." line per MPI launch
+  OUT/configs.txt   one "CONFIG name=... status=... reason=..." per config
+  OUT/memcpy.txt    "MEMCPY bytes=<n> gbps=<x>" lines
+  OUT/meta.txt      machine / sweep description
+Writes:
+  OUT/results.csv   op,np,bytes,config,median_us,min_us,mean_us,max_us,
+                    iters,status   (status OK, WRONG, FAILED or TIMEOUT)
+  OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
+
+Exit status 1 if any configuration produced a WRONG result, else 0.
+"""
+
+import csv
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
+       "barrier"]
+# Column order; unknown configs go last.
+CONFIG_ORDER = [
+    "sharm",
+    "sharm-bcast-linear", "sharm-bcast-knomial",
+    "sharm-reduce-linear", "sharm-reduce-knomial",
+    "sharm-allreduce-linear", "sharm-allreduce-knomial",
+    "tuned", "sm", "han", "adapt", "mpich", "impi",
+]
+CSV_FIELDS = ["op", "np", "bytes", "config", "median_us", "min_us",
+              "mean_us", "max_us", "iters", "status", "runs"]
+# Worst status wins when a row aggregates several launches.
+STATUS_RANK = {"OK": 0, "FAILED": 1, "TIMEOUT": 2, "WRONG": 3}
+
+KV = re.compile(r'(\w+)=("[^"]*"|\S+)')
+
+
+def parse_kv(line):
+    """key=value tokens of a line; quoted values lose their quotes."""
+    return {k: v.strip('"') for k, v in KV.findall(line)}
+
+
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [l.rstrip("\n") for l in f]
+
+
+def parse_size(text):
+    m = re.fullmatch(r"(\d+)([KkMmGg]?)[Bb]?", text)
+    if not m:
+        raise ValueError(f"bad size {text!r}")
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[
+        m.group(2).lower()]
+
+
+def is_sharm(cfg):
+    return cfg.startswith("sharm")
+
+
+def config_key(cfg):
+    return (CONFIG_ORDER.index(cfg) if cfg in CONFIG_ORDER
+            else len(CONFIG_ORDER), cfg)
+
+
+def fmt_size(n):
+    for unit, shift in (("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def fmt_us(v):
+    if v is None:
+        return "-"
+    if v < 10:
+        return f"{v:.2f}"
+    if v < 1000:
+        return f"{v:.1f}"
+    return f"{v:.0f}"
+
+
+# ------------------------------------------------------------------ input
+
+def aggregate(runs):
+    """One row from the per-launch rows of the same (op, np, bytes, config):
+    median of the launches' medians, min of mins, iteration-weighted mean,
+    max of maxes.  Any non-OK launch makes the whole row non-OK (a config
+    that fails or is wrong only sometimes must not look healthy)."""
+    first = runs[0]
+    row = {f: "" for f in CSV_FIELDS}
+    row.update(op=first["op"], np=first["np"], bytes=first["bytes"],
+               config=first["config"], runs=len(runs))
+    row["status"] = max((r["status"] for r in runs),
+                        key=lambda st: STATUS_RANK.get(st, 1))
+    if row["status"] != "OK":
+        return row
+    meds = sorted(float(r["median_us"]) for r in runs)
+    k = len(meds)
+    med = meds[k // 2] if k % 2 else 0.5 * (meds[k // 2 - 1] + meds[k // 2])
+    iters = [int(r["iters"]) for r in runs]
+    mean = (sum(float(r["mean_us"]) * i for r, i in zip(runs, iters))
+            / sum(iters))
+    row.update(median_us=f"{med:.3f}",
+               min_us=f"{min(float(r['min_us']) for r in runs):.3f}",
+               mean_us=f"{mean:.3f}",
+               max_us=f"{max(float(r['max_us']) for r in runs):.3f}",
+               iters=sum(iters))
+    return row
+
+
+def load(out):
+    """Returns (rows, wrongs, launches, configs, memcpy, infos)."""
+    per_launch = {}    # (op, np, bytes, config, launch) -> row dict
+    wrongs = []        # WRONG detail lines (dicts)
+    infos = {}         # config -> library string
+    for line in read_lines(os.path.join(out, "results.txt")):
+        kv = parse_kv(line)
+        if " RESULT " in line:
+            key = (kv["op"], int(kv["np"]), int(kv["bytes"]), kv["config"])
+            row = {f: kv.get(f, "") for f in CSV_FIELDS}
+            row.update(op=key[0], np=key[1], bytes=key[2], config=key[3])
+            per_launch[key + (kv["launch"],)] = row
+        elif " WRONG " in line:
+            wrongs.append(kv)
+        elif " INFO " in line:
+            infos[kv["config"]] = kv.get("library", "")
+
+    launches = [parse_kv(l) for l in
+                read_lines(os.path.join(out, "launches.txt"))]
+    # Every (op, size) a launch was asked for and did not report is a
+    # FAILED (or TIMEOUT) row, so a crash at one size is visible as such.
+    for la in launches:
+        np_ = int(la["np"])
+        ops = la["ops"].split(",")
+        sizes = [parse_size(s) for s in la["sizes"].split(",")]
+        wanted = [(op, 0) if op == "barrier" else None for op in ops]
+        wanted = [w for w in wanted if w] + [
+            (op, b) for b in sizes for op in ops if op != "barrier"]
+        status = "TIMEOUT" if la["status"] == "timeout" else "FAILED"
+        for op, b in wanted:
+            key = (op, np_, b, la["config"], la["launch"])
+            if key not in per_launch:
+                per_launch[key] = {f: "" for f in CSV_FIELDS}
+                per_launch[key].update(op=op, np=np_, bytes=b,
+                                       config=la["config"], status=status)
+
+    grouped = defaultdict(list)
+    for key, row in per_launch.items():
+        grouped[key[:4]].append(row)
+    rows = {key: aggregate(runs) for key, runs in grouped.items()}
+
+    configs = [parse_kv(l) for l in
+               read_lines(os.path.join(out, "configs.txt"))]
+    memcpy = {}
+    for line in read_lines(os.path.join(out, "memcpy.txt")):
+        kv = parse_kv(line)
+        if line.startswith("MEMCPY"):
+            memcpy[int(kv["bytes"])] = float(kv["gbps"])
+    return rows, wrongs, launches, configs, memcpy, infos
+
+
+def median_of(row):
+    if row is None or row.get("status") != "OK":
+        return None
+    try:
+        v = float(row["median_us"])
+    except (KeyError, ValueError):
+        return None
+    return v if v > 0 else None
+
+
+# -------------------------------------------------------------- copy limit
+
+def reader_bytes(op, n, np_):
+    """Bytes the busiest receiving rank must at least receive."""
+    if op in ("gather", "allgather"):
+        return (np_ - 1) * n
+    if op == "barrier":
+        return 0
+    return n   # bcast, scatter, reduce, allreduce
+
+
+def copy_limit_us(op, n, np_, memcpy):
+    """Time to memcpy the bytes one reader must receive, using the memcpy
+    bandwidth measured at the size nearest (in log scale)."""
+    need = reader_bytes(op, n, np_)
+    if not memcpy or need <= 0:
+        return None
+    ref = min(memcpy, key=lambda s: abs(math.log(s) - math.log(need)))
+    return need / (memcpy[ref] * 1e9) * 1e6
+
+
+# ----------------------------------------------------------------- tables
+
+def cell(row):
+    if row is None:
+        return "."
+    st = row["status"]
+    if st == "OK":
+        return fmt_us(median_of(row))
+    return {"WRONG": "WRONG", "TIMEOUT": "T/O"}.get(st, "FAIL")
+
+
+def ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return "-"
+    return f"{a / b:.2f}"
+
+
+def print_table(op, np_, rows, memcpy):
+    sel = {k: r for k, r in rows.items() if k[0] == op and k[1] == np_}
+    if not sel:
+        return
+    configs = sorted({k[3] for k in sel}, key=config_key)
+    sizes = sorted({k[2] for k in sel})
+    others = [c for c in configs if not is_sharm(c)]
+    show_copy = op != "barrier" and any(s >= 1 << 20 for s in sizes)
+
+    # copy-lim goes right next to sharm's figure (or first, without sharm)
+    copy_after = "sharm" if "sharm" in configs else None
+    head = ["size"]
+    if show_copy and copy_after is None:
+        head.append("copy-lim")
+    for c in configs:
+        head.append(c)
+        if c == copy_after and show_copy:
+            head.append("copy-lim")
+    if "sharm" in configs and "tuned" in configs:
+        head.append("sharm/tuned")
+    if "sharm" in configs and others:
+        head.append("sharm/best-other")
+    lines = []
+    for b in sizes:
+        line = ["-" if op == "barrier" else fmt_size(b)]
+        cl = copy_limit_us(op, b, np_, memcpy) if b >= 1 << 20 else None
+        cl = fmt_us(cl) if cl else ""
+        if show_copy and copy_after is None:
+            line.append(cl)
+        for c in configs:
+            line.append(cell(sel.get((op, np_, b, c))))
+            if c == copy_after and show_copy:
+                line.append(cl)
+        s = median_of(sel.get((op, np_, b, "sharm")))
+        if "sharm" in configs and "tuned" in configs:
+            line.append(ratio(s, median_of(sel.get((op, np_, b, "tuned")))))
+        if "sharm" in configs and others:
+            best = [(median_of(sel.get((op, np_, b, c))), c) for c in others]
+            best = [x for x in best if x[0] is not None]
+            if best and s is not None:
+                v, name = min(best)
+                line.append(f"{s / v:.2f} ({name})")
+            else:
+                line.append("-")
+        lines.append(line)
+
+    widths = [max(len(r[i]) for r in [head] + lines)
+              for i in range(len(head))]
+    print(f"\n== {op}  np={np_}  (median latency, us; lower is better)")
+    for r in [head] + lines:
+        print("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip())
+
+
+# ------------------------------------------------------------------ plots
+
+def gnuplot_terminal():
+    for term in ("pngcairo size 900,600 font ',10'", "png size 900,600"):
+        probe = subprocess.run(["gnuplot", "-e", f"set terminal {term}"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and not probe.stderr.strip():
+            return term
+    return None
+
+
+def write_plots(out, rows):
+    """One PNG per (op, np) of latency vs size, plus barrier vs np.
+    Returns the list of PNG paths written."""
+    if not shutil.which("gnuplot"):
+        print("\nreport: gnuplot not found, no plots")
+        return []
+    term = gnuplot_terminal()
+    if term is None:
+        print("\nreport: gnuplot has no png terminal, no plots")
+        return []
+    pdir = os.path.join(out, "plots")
+    ddir = os.path.join(pdir, "data")
+    os.makedirs(ddir, exist_ok=True)
+
+    series = defaultdict(list)   # (op, np, config) -> [(bytes, us)]
+    for (op, np_, b, c), r in rows.items():
+        v = median_of(r)
+        if v is not None:
+            series[(op, np_, c)].append((b, v))
+
+    script = [f"set terminal {term}", "set logscale y", "set grid",
+              "set key outside right", "set ylabel 'median latency (us)'"]
+    pngs = []
+    for op, np_ in sorted({(k[0], k[1]) for k in series if k[0] != "barrier"},
+                          key=lambda x: (OPS.index(x[0]) if x[0] in OPS
+                                         else 99, x[1])):
+        cfgs = sorted({k[2] for k in series if k[:2] == (op, np_)},
+                      key=config_key)
+        plots = []
+        for c in cfgs:
+            dat = os.path.join(ddir, f"{op}_np{np_}_{c}.dat")
+            with open(dat, "w") as f:
+                for b, v in sorted(series[(op, np_, c)]):
+                    f.write(f"{b} {v}\n")
+            width = 3 if c == "sharm" else 1.5
+            plots.append(f"'{dat}' using 1:2 with linespoints lw {width} "
+                         f"title '{c}'")
+        png = os.path.join(pdir, f"{op}_np{np_}.png")
+        pngs.append(png)
+        script += [f"set output '{png}'", "set logscale x 2",
+                   "set format x '%.0b%B'", "set xlabel 'message size (bytes)'",
+                   f"set title '{op}, np={np_} (lower is better)'",
+                   "plot " + ", \\\n  ".join(plots)]
+
+    bar = sorted({k[2] for k in series if k[0] == "barrier"}, key=config_key)
+    if bar:
+        plots = []
+        for c in bar:
+            dat = os.path.join(ddir, f"barrier_{c}.dat")
+            with open(dat, "w") as f:
+                for np_, v in sorted((k[1], series[k][0][1]) for k in series
+                                     if k[0] == "barrier" and k[2] == c):
+                    f.write(f"{np_} {v}\n")
+            plots.append(f"'{dat}' using 1:2 with linespoints title '{c}'")
+        png = os.path.join(pdir, "barrier.png")
+        pngs.append(png)
+        script += [f"set output '{png}'", "set logscale x 2",
+                   "set format x '%g'", "set xlabel 'processes'",
+                   "set title 'barrier (lower is better)'",
+                   "plot " + ", \\\n  ".join(plots)]
+    if not pngs:
+        return []
+    gp = os.path.join(pdir, "plots.gp")
+    with open(gp, "w") as f:
+        f.write("\n".join(script) + "\n")
+    res = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    if res.returncode != 0:
+        print(f"\nreport: gnuplot failed: {res.stderr.strip()[:500]}")
+        return []
+    return [p for p in pngs if os.path.exists(p)]
+
+
+# ------------------------------------------------------------------- main
+
+def write_csv(out, rows):
+    path = os.path.join(out, "results.csv")
+    ordered = sorted(rows.values(), key=lambda r: (
+        OPS.index(r["op"]) if r["op"] in OPS else 99, r["np"], r["bytes"],
+        config_key(r["config"])))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        for r in ordered:
+            w.writerow({k: r.get(k, "") for k in CSV_FIELDS})
+    return path
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    out = sys.argv[1]
+    rows, wrongs, launches, configs, memcpy, infos = load(out)
+
+    meta = read_lines(os.path.join(out, "meta.txt"))
+    print("\n#### sharm collective benchmark")
+    for line in meta:
+        print("  " + line)
+    for c in sorted(infos, key=config_key):
+        if c in ("sharm", "tuned", "mpich", "impi"):
+            print(f"  {c}: {infos[c]}")
+    if memcpy:
+        print("  single-core memcpy bandwidth: " + ", ".join(
+            f"{fmt_size(b)}: {g:.1f} GB/s" for b, g in sorted(memcpy.items())))
+        print("  copy-lim = bytes the busiest reader must receive / memcpy "
+              "bandwidth (a rough floor for sizes >= 1M)")
+
+    for op in OPS:
+        for np_ in sorted({k[1] for k in rows if k[0] == op}):
+            print_table(op, np_, rows, memcpy)
+
+    csv_path = write_csv(out, rows)
+    print(f"\nCSV: {csv_path}")
+    pngs = write_plots(out, rows)
+    if pngs:
+        print("plots:")
+        for p in pngs:
+            print(f"  {p}")
+
+    skipped = [c for c in configs if c.get("status") != "ok"]
+    failed = [la for la in launches if la["status"] in ("failed", "timeout")]
+    if skipped:
+        print("\nconfigurations not run:")
+        for c in skipped:
+            print(f"  {c['name']}: {c['status']}: {c.get('reason', '')}")
+    if failed:
+        print("\nlaunches that failed (missing results shown as FAIL / T/O):")
+        for la in failed:
+            print(f"  {la['config']} np={la['np']} sizes={la['sizes']}: "
+                  f"{la['status']} (exit {la['rc']}), see "
+                  f"{os.path.join(out, 'raw', la['launch'] + '.err')}")
+    wrong_rows = sorted({(r["config"], r["op"], r["np"], r["bytes"])
+                         for r in rows.values() if r["status"] == "WRONG"})
+    if wrong_rows:
+        print("\nWRONG results (benchmark fails):")
+        for c, op, np_, b in wrong_rows:
+            print(f"  {c}: {op} np={np_} bytes={b}")
+        for w in wrongs:
+            print(f"    {w.get('config')} {w.get('op')} np={w.get('np')} "
+                  f"bytes={w.get('bytes')} rank {w.get('rank')}: "
+                  f"{w.get('detail')}")
+        return 1
+    print("\nall checked results correct")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# ci/bench.sh - intra-node collective latency comparison for sharm.
+#
+# Builds bench/sharm_bench.c against Open MPI and MPICH (and optionally
+# Intel MPI), runs it for several configurations (sharm and its algorithm
+# variants, Open MPI's tuned/sm/han/adapt, MPICH, Intel MPI) at several
+# process counts, interleaving configurations size group by size group so
+# machine drift hits all of them alike, and hands the raw output to
+# bench/report.py for tables, CSV and plots.
+#
+#   ci/bench.sh                 short sweep (a few sizes, np=2,4,8)
+#   ci/bench.sh --full          4 B .. 16 MiB, powers of two
+#   ci/bench.sh --help          all options
+#
+# Exit status: 0 ok; 1 some configuration produced a WRONG result;
+# 2 usage or setup error.  A configuration that fails to run (crash,
+# timeout, component not selectable) is reported and does not stop the
+# sweep.
+set -u -o pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NCORES=$(nproc)
+
+# ---------------------------------------------------------------- options
+OUT="$REPO/bench-results"
+FULL=0
+SIZES=""
+NPS="2,4,8"
+OPS="bcast,reduce,allreduce,allgather,gather,scatter,barrier"
+CONFIGS=""
+WITH_IMPI=0
+TIMEOUT=120
+BUDGET_MS=""
+FORCE_BUILD=0
+REPEAT=1
+
+usage() {
+    cat <<EOF
+usage: ci/bench.sh [options]
+  --full            full sweep: 4 B .. 16 MiB (powers of two)
+  --sizes LIST      comma list of byte sizes (K/M suffixes ok), overrides
+                    the sweep's sizes (default short: 8,512,8K,64K,1M,4M)
+  --np LIST         process counts (default 2,4,8)
+  --ops LIST        subset of $OPS
+  --configs LIST    subset of: sharm, sharm-algos (all six algorithm
+                    variants), sharm-{bcast,reduce,allreduce}-{linear,knomial},
+                    tuned, sm, han, adapt, mpich, impi
+                    (default: all but impi; impi added by --with-impi)
+  --with-impi       also run Intel MPI (pip package impi-rt, ~300 MB)
+  --out DIR         output directory (default bench-results/)
+  --budget-ms MS    wall time per (op,size) per launch (default 80 short,
+                    250 full; oversubscribed runs use 3/4 of it)
+  --repeat N        run every (size group, config) N times, interleaved;
+                    reported figure = median of the per-launch medians
+                    (default 1; this VM's latency drifts by up to 2x
+                    over seconds, so use 3+ for decisions)
+  --timeout S       per-launch timeout in seconds (default 120)
+  --build           run 'cargo build --release' even if the plugin exists
+EOF
+}
+
+die() { echo "bench: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --full) FULL=1 ;;
+        --sizes) SIZES=${2:?}; shift ;;
+        --np) NPS=${2:?}; shift ;;
+        --ops) OPS=${2:?}; shift ;;
+        --configs) CONFIGS=${2:?}; shift ;;
+        --with-impi) WITH_IMPI=1 ;;
+        --out) OUT=${2:?}; shift ;;
+        --budget-ms) BUDGET_MS=${2:?}; shift ;;
+        --timeout) TIMEOUT=${2:?}; shift ;;
+        --repeat) REPEAT=${2:?}; shift ;;
+        --build) FORCE_BUILD=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown option $1" ;;
+    esac
+    shift
+done
+
+if [ -z "$SIZES" ]; then
+    if [ "$FULL" = 1 ]; then
+        SIZES=$(for ((b = 4; b <= 16777216; b *= 2)); do printf '%s,' $b; done)
+        SIZES=${SIZES%,}
+    else
+        SIZES="8,512,8K,64K,1M,4M"
+    fi
+fi
+if [ -z "$BUDGET_MS" ]; then
+    if [ "$FULL" = 1 ]; then BUDGET_MS=250; else BUDGET_MS=80; fi
+fi
+# Sizes per launch: small groups interleave configurations closely while
+# keeping the number of MPI start-ups (~0.4 s each) bounded.
+if [ "$FULL" = 1 ]; then GROUP=4; else GROUP=3; fi
+
+if [ -z "$CONFIGS" ]; then
+    CONFIGS="sharm,sharm-algos,tuned,sm,han,adapt,mpich"
+    [ "$WITH_IMPI" = 1 ] && CONFIGS="$CONFIGS,impi"
+fi
+CONFIGS=${CONFIGS//sharm-algos/sharm-bcast-linear,sharm-bcast-knomial,sharm-reduce-linear,sharm-reduce-knomial,sharm-allreduce-linear,sharm-allreduce-knomial}
+IFS=, read -r -a CONFIG_LIST <<<"$CONFIGS"
+IFS=, read -r -a NP_LIST <<<"$NPS"
+IFS=, read -r -a SIZE_LIST <<<"$SIZES"
+
+for c in "${CONFIG_LIST[@]}"; do
+    case "$c" in
+        sharm|sharm-bcast-linear|sharm-bcast-knomial|sharm-reduce-linear|\
+        sharm-reduce-knomial|sharm-allreduce-linear|sharm-allreduce-knomial|\
+        tuned|sm|han|adapt|mpich|impi) ;;
+        *) die "unknown configuration '$c'" ;;
+    esac
+done
+
+mkdir -p "$OUT" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
+BIN="$OUT/bin"
+RAW="$OUT/raw"
+# Start from a clean slate of our own files only (never rm -rf "$OUT").
+rm -rf "$RAW" "$OUT/plots" "$OUT/components"
+rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt}
+mkdir -p "$BIN" "$RAW"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Never let a user's default MCA settings change what a config means.
+unset OMPI_MCA_coll OMPI_MCA_coll_sharm_priority
+
+log() { printf '%s\n' "$*"; }
+has_config() {
+    local c
+    for c in "${CONFIG_LIST[@]}"; do [ "$c" = "$1" ] && return 0; done
+    return 1
+}
+
+# ------------------------------------------------------------------ tools
+# Installs Debian packages for whatever tool is missing; 'apt-get update'
+# runs only when something has to be installed.
+ensure_tools() {
+    local pkgs=()
+    command -v mpicc.openmpi >/dev/null || pkgs+=(libopenmpi-dev)
+    command -v mpirun.openmpi >/dev/null || pkgs+=(openmpi-bin)
+    command -v ompi_info >/dev/null || pkgs+=(openmpi-bin)
+    if has_config mpich || has_config impi; then
+        command -v mpicc.mpich >/dev/null || pkgs+=(mpich libmpich-dev)
+        command -v mpiexec.mpich >/dev/null || pkgs+=(mpich)
+    fi
+    command -v gnuplot >/dev/null || pkgs+=(gnuplot-nox)
+    command -v python3 >/dev/null || pkgs+=(python3)
+    [ ${#pkgs[@]} -eq 0 ] && return 0
+    log "bench: installing ${pkgs[*]}"
+    [ "$(id -u)" = 0 ] || die "missing tools and not root: install ${pkgs[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null || die "apt-get update failed"
+    apt-get install -y -qq "${pkgs[@]}" >/dev/null || die "apt-get install ${pkgs[*]} failed"
+}
+
+# --------------------------------------------------------------- building
+CFLAGS=(-std=c11 -O2 -Wall -Wextra)
+build_bench() {
+    mpicc.openmpi "${CFLAGS[@]}" -o "$BIN/sharm_bench.openmpi" \
+        "$REPO/bench/sharm_bench.c" || die "build with mpicc.openmpi failed"
+    if has_config mpich; then
+        mpicc.mpich "${CFLAGS[@]}" -o "$BIN/sharm_bench.mpich" \
+            "$REPO/bench/sharm_bench.c" || die "build with mpicc.mpich failed"
+    fi
+}
+
+# Intel MPI runtime from PyPI (impi-rt) in a private venv under $OUT.
+# Its libmpi.so.12 is MPICH-ABI compatible, so the benchmark is compiled
+# with MPICH's headers and linked against Intel's library.
+IMPI_ROOT=""
+setup_impi() {
+    local venv="$OUT/impi-venv"
+    if [ ! -x "$venv/bin/python" ]; then
+        log "bench: installing Intel MPI runtime (pip impi-rt, ~300 MB) into $venv"
+        python3 -m venv "$venv" || return 1
+    fi
+    if ! "$venv/bin/python" -m pip show impi-rt >/dev/null 2>&1; then
+        "$venv/bin/python" -m pip install -q impi-rt || return 1
+    fi
+    local lib
+    lib=$(find "$venv" -name 'libmpi.so.12' -path '*/lib/*' | head -1)
+    [ -n "$lib" ] || { log "bench: impi-rt has no libmpi.so.12"; return 1; }
+    IMPI_ROOT=$(dirname "$(dirname "$lib")")
+    [ -x "$IMPI_ROOT/bin/mpiexec" ] || IMPI_ROOT=$(dirname "$(dirname "$lib")")
+    local inc
+    inc=$(mpicc.mpich -show | grep -oE -- '-I[^ ]+' | head -1)
+    gcc "${CFLAGS[@]}" $inc -o "$BIN/sharm_bench.impi" \
+        "$REPO/bench/sharm_bench.c" -L"$(dirname "$lib")" -l:libmpi.so.12 \
+        -Wl,-rpath,"$(dirname "$lib")" || return 1
+}
+
+# Makes $OUT/components/mca_coll_sharm.so from the repo's plugin build.
+SHARM_OK=0
+SHARM_REASON=""
+OMPI_COMPDIR=$(ompi_info --path pkglibdir --parsable 2>/dev/null | cut -d: -f3)
+[ -n "$OMPI_COMPDIR" ] || OMPI_COMPDIR=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+prepare_sharm() {
+    local so="$REPO/target/release/libmca_coll_sharm.so"
+    if { [ ! -f "$so" ] || [ "$FORCE_BUILD" = 1 ]; } && [ -f "$REPO/Cargo.toml" ]; then
+        log "bench: building the plugin (cargo build --release, log: $OUT/cargo-build.log)"
+        if ! (cd "$REPO" && cargo build --release) >"$OUT/cargo-build.log" 2>&1; then
+            log "bench: cargo build --release failed; last lines:"
+            tail -5 "$OUT/cargo-build.log" | sed 's/^/    /'
+        fi
+    fi
+    if [ ! -f "$so" ]; then
+        SHARM_REASON="plugin not built (no target/release/libmca_coll_sharm.so)"
+        log "bench: $SHARM_REASON: skipping sharm configurations"
+        return
+    fi
+    mkdir -p "$OUT/components"
+    cp "$so" "$OUT/components/mca_coll_sharm.so"
+    SHARM_OK=1
+}
+
+# -------------------------------------------------------------- launching
+# launch_cmd CONFIG NP: sets LAUNCH (command prefix) and CONF_OPS (op
+# restriction, empty for all) for one configuration.
+LAUNCH=()
+CONF_OPS=""
+launch_cmd() {
+    local cfg=$1 np=$2 over=0
+    (( np > NCORES )) && over=1
+    CONF_OPS=""
+    local ompi=(mpirun.openmpi --allow-run-as-root -np "$np")
+    if [ $over = 1 ]; then
+        ompi+=(--oversubscribe --bind-to none)
+    else
+        ompi+=(--bind-to core)
+    fi
+    local sharm_mca=(--mca mca_base_component_path
+        "$OUT/components:$OMPI_COMPDIR:$HOME/.openmpi/components"
+        --mca coll_sharm_priority 100)
+    case "$cfg" in
+        sharm)
+            LAUNCH=("${ompi[@]}" "${sharm_mca[@]}" "$BIN/sharm_bench.openmpi") ;;
+        sharm-*-*)
+            local rest=${cfg#sharm-}
+            local op=${rest%-*} alg=${rest##*-}
+            CONF_OPS=$op
+            LAUNCH=("${ompi[@]}" "${sharm_mca[@]}"
+                --mca "coll_sharm_${op}_algorithm" "$alg"
+                "$BIN/sharm_bench.openmpi") ;;
+        tuned)
+            LAUNCH=("${ompi[@]}" --mca coll ^sharm "$BIN/sharm_bench.openmpi") ;;
+        sm|han|adapt)
+            LAUNCH=("${ompi[@]}" --mca coll ^sharm --mca "coll_${cfg}_priority" 100
+                "$BIN/sharm_bench.openmpi") ;;
+        mpich)
+            if [ $over = 1 ]; then
+                LAUNCH=(mpiexec.mpich -n "$np" "$BIN/sharm_bench.mpich")
+            else
+                LAUNCH=(mpiexec.mpich -n "$np" -bind-to core "$BIN/sharm_bench.mpich")
+            fi ;;
+        impi)
+            local pin=1
+            [ $over = 1 ] && pin=0
+            LAUNCH=(env "PATH=$IMPI_ROOT/bin:$PATH"
+                "LD_LIBRARY_PATH=$IMPI_ROOT/lib:$IMPI_ROOT/lib/release:${LD_LIBRARY_PATH:-}"
+                "FI_PROVIDER_PATH=$IMPI_ROOT/lib/libfabric" I_MPI_FABRICS=shm
+                "I_MPI_PIN=$pin" "$IMPI_ROOT/bin/mpiexec" -n "$np"
+                "$BIN/sharm_bench.impi") ;;
+    esac
+}
+
+# Kills benchmark processes left behind by a timed-out launch.  Only
+# processes executing our own freshly built binaries are touched, by pid.
+reap_strays() {
+    local p exe
+    for p in /proc/[0-9]*; do
+        exe=$(readlink "$p/exe" 2>/dev/null) || continue
+        case "$exe" in
+            "$BIN"/sharm_bench.*) kill -9 "${p#/proc/}" 2>/dev/null ;;
+        esac
+    done
+}
+
+# Tests that the intended coll component is really selected for
+# MPI_COMM_WORLD (a component that fails to load or disqualifies itself
+# would otherwise silently be replaced by tuned under the wrong label).
+# Prints the reason and returns 1 when it is not.
+verify_selected() {
+    local cfg=$1 want
+    case "$cfg" in
+        sharm*) want=sharm ;;
+        sm|han|adapt) want=$cfg ;;
+        tuned) want=tuned ;;
+        *) return 0 ;;
+    esac
+    launch_cmd "$cfg" 2
+    local log="$RAW/preflight-$cfg.log"
+    local pre=("${LAUNCH[@]:0:${#LAUNCH[@]}-1}")
+    timeout -k 5 60 "${pre[@]}" --mca coll_base_verbose 10 \
+        --mca "coll_${want}_verbose" 30 "${LAUNCH[-1]}" --ops barrier \
+        --min-iters 1 --max-iters 1 --max-warmup 0 >"$log" 2>&1
+    local rc=$?
+    if [ $rc = 124 ] || [ $rc = 137 ]; then reap_strays; fi
+    if grep -qE "selecting +$want, priority +[0-9]+, Enabled" "$log"; then
+        if [ "$want" = tuned ] && grep -qE "selecting +sharm, priority +[0-9]+, Enabled" "$log"; then
+            echo "sharm was selected although excluded"
+            return 1
+        fi
+        return 0
+    fi
+    local why
+    why=$(grep -m1 -E "coll:$want:comm_query.*disqualifying myself" "$log" |
+          sed -E 's/.*\): //')
+    [ -z "$why" ] && [ $rc != 0 ] && why="preflight run failed (exit $rc, see $log)"
+    [ -z "$why" ] && why="component not selected (see $log)"
+    echo "$why"
+    return 1
+}
+
+# run_launch CONFIG NP LAUNCH_ID SIZES OPS BENCH_ARGS...
+run_launch() {
+    local cfg=$1 np=$2 id=$3 sizes=$4 ops=$5
+    shift 5
+    local out="$RAW/$id.out" err="$RAW/$id.err"
+    local t0=$SECONDS
+    timeout -k 5 "$TIMEOUT" "${LAUNCH[@]}" --sizes "$sizes" --ops "$ops" "$@" \
+        >"$out" 2>"$err" </dev/null
+    local rc=$? status=ok
+    if [ $rc = 124 ] || [ $rc = 137 ]; then
+        status=timeout
+        reap_strays
+    elif grep -q "status=WRONG" "$out"; then
+        status=wrong
+    elif [ $rc != 0 ]; then
+        status=failed
+    fi
+    sed "s/^/config=$cfg launch=$id /" <(grep -E '^(RESULT|WRONG|INFO) ' "$out") \
+        >>"$OUT/results.txt"
+    echo "LAUNCH config=$cfg np=$np launch=$id sizes=$sizes ops=$ops rc=$rc status=$status secs=$((SECONDS - t0))" \
+        >>"$OUT/launches.txt"
+    printf '  %-26s %-14s %3ss %s\n' "$cfg" "${id%-"$cfg"}" \
+        "$((SECONDS - t0))" "$([ $status = ok ] || echo "<-- $status (rc=$rc, $err)")"
+}
+
+# ------------------------------------------------------------------- main
+START=$SECONDS
+ensure_tools
+build_bench
+
+ACTIVE=()
+record_config() { # name status reason
+    echo "CONFIG name=$1 status=$2 reason=\"$3\"" >>"$OUT/configs.txt"
+}
+NEED_SHARM=0
+for c in "${CONFIG_LIST[@]}"; do [[ $c == sharm* ]] && NEED_SHARM=1; done
+[ $NEED_SHARM = 1 ] && prepare_sharm
+if has_config impi; then
+    if ! setup_impi >"$OUT/impi-setup.log" 2>&1; then
+        log "bench: Intel MPI setup failed (see $OUT/impi-setup.log); skipping impi"
+        IMPI_ROOT=""
+    fi
+fi
+
+log "bench: checking that each configuration's component is selected"
+for c in "${CONFIG_LIST[@]}"; do
+    if [[ $c == sharm* ]] && [ $SHARM_OK = 0 ]; then
+        record_config "$c" skipped "$SHARM_REASON"
+        continue
+    fi
+    if [ "$c" = impi ] && [ -z "$IMPI_ROOT" ]; then
+        record_config "$c" skipped "Intel MPI setup failed"
+        continue
+    fi
+    if why=$(verify_selected "$c"); then
+        ACTIVE+=("$c")
+        record_config "$c" ok ""
+    else
+        log "bench: $c not usable: $why"
+        record_config "$c" unavailable "$why"
+    fi
+done
+[ ${#ACTIVE[@]} -gt 0 ] || die "no configuration can run"
+
+# Single-core memcpy bandwidth, for the copy-limit column.
+"$BIN/sharm_bench.openmpi" --memcpy >"$OUT/memcpy.txt" 2>"$RAW/memcpy.err" ||
+    log "bench: memcpy measurement failed"
+
+{
+    echo "date=$(date -Is) host=$(hostname) cores=$NCORES"
+    echo "cpu=\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')\""
+    echo "git=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo none)"
+    echo "mode=$([ $FULL = 1 ] && echo full || echo short) sizes=$SIZES np=$NPS budget_ms=$BUDGET_MS repeat=$REPEAT"
+} >"$OUT/meta.txt"
+
+log "bench: configs: ${ACTIVE[*]}"
+log "bench: np=$NPS sizes=$SIZES ops=$OPS budget=${BUDGET_MS}ms/(op,size) repeat=$REPEAT"
+
+# Size groups of $GROUP sizes; barrier (size-less) runs with the first.
+GROUPS_LIST=()
+for ((i = 0; i < ${#SIZE_LIST[@]}; i += GROUP)); do
+    g=("${SIZE_LIST[@]:i:GROUP}")
+    GROUPS_LIST+=("$(IFS=,; echo "${g[*]}")")
+done
+
+for np in "${NP_LIST[@]}"; do
+    if (( np > NCORES )); then
+        # Oversubscribed: every iteration costs scheduler time slices, so
+        # use fewer iterations; medians of few samples are still robust.
+        args=(--budget-ms $((BUDGET_MS * 3 / 4)) --min-iters 3 --max-iters 200 --max-warmup 5)
+    else
+        args=(--budget-ms "$BUDGET_MS" --min-iters 5 --max-iters 1000 --max-warmup 20)
+    fi
+    for gi in "${!GROUPS_LIST[@]}"; do
+        log "bench: np=$np size group $((gi + 1))/${#GROUPS_LIST[@]}: ${GROUPS_LIST[gi]}"
+        for ((round = 1; round <= REPEAT; round++)); do
+            for c in "${ACTIVE[@]}"; do
+                launch_cmd "$c" "$np"
+                ops=$OPS
+                if [ -n "$CONF_OPS" ]; then
+                    [[ ",$OPS," == *",$CONF_OPS,"* ]] || continue
+                    ops=$CONF_OPS
+                fi
+                if [ "$gi" != 0 ]; then
+                    ops=$(echo ",$ops," | sed 's/,barrier,/,/; s/^,//; s/,$//')
+                    [ -n "$ops" ] || continue
+                fi
+                run_launch "$c" "$np" "np${np}-g${gi}-r${round}-${c}" \
+                    "${GROUPS_LIST[gi]}" "$ops" "${args[@]}"
+            done
+        done
+    done
+done
+
+log "bench: measurements took $((SECONDS - START)) s; writing report"
+python3 "$REPO/bench/report.py" "$OUT"
+rc=$?
+log "bench: total wall time $((SECONDS - START)) s"
+exit $rc
