@@ -1,0 +1,380 @@
+/*
+ * sharm's Open MPI component: the struct Open MPI finds with dlsym, the MCA
+ * parameters and performance variables, and the per-communicator module whose
+ * collective entry points forward to Rust.
+ *
+ * Nothing algorithmic happens here.  Every decision (serve this communicator?
+ * serve this call or fall back?) is taken in Rust; this file only translates
+ * between Open MPI's types and the flat ABI of sharm_glue.h.
+ */
+#include "sharm_glue_internal.h"
+
+#include <string.h>
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/util/output.h"
+
+/*
+ * The component struct.  Open MPI looks up the symbol
+ * `mca_coll_sharm_component` in the loaded object.  A Rust cdylib exports
+ * only Rust symbols, so the storage for that symbol is a Rust static
+ * (src/lib.rs) and this template is copied into it when the object is loaded
+ * (sharm_glue_component_init, called from Rust's load-time initialiser).
+ */
+static int sharm_register(void);
+static int sharm_open(void);
+static int sharm_close(void);
+static int sharm_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+static mca_coll_base_module_t *sharm_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+static const mca_coll_base_component_2_0_0_t component_template = {
+    .collm_version = {
+        MCA_COLL_BASE_VERSION_2_0_0,
+        .mca_component_name = "sharm",
+        MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
+        .mca_open_component = sharm_open,
+        .mca_close_component = sharm_close,
+        .mca_register_component_params = sharm_register,
+    },
+    .collm_data = {MCA_BASE_METADATA_PARAM_NONE},
+    .collm_init_query = sharm_init_query,
+    .collm_comm_query = sharm_comm_query,
+};
+
+_Static_assert(sizeof(mca_coll_base_component_2_0_0_t) <= SHARM_COMPONENT_STORAGE_BYTES,
+               "Rust's storage for mca_coll_sharm_component is too small");
+
+/* The live component (the Rust-owned storage) and the Rust entry table. */
+static mca_coll_base_component_2_0_0_t *sharm_component;
+const struct sharm_rs_entries *sharm_rs;
+
+void sharm_glue_component_init(void *storage, size_t storage_size,
+                               const struct sharm_rs_entries *entries)
+{
+    if (storage_size < sizeof(component_template)) {
+        return; /* leaves the symbol zeroed: Open MPI rejects the component */
+    }
+    memcpy(storage, &component_template, sizeof(component_template));
+    sharm_component = storage;
+    sharm_rs = entries;
+}
+
+/* ------------------------------------------------------------------------ */
+/* MCA parameters                                                            */
+
+static int param_priority = 60;  /* above coll/tuned (30): installing is enough */
+static int param_verbose = 0;
+static int param_fragment_size = 8192;
+static int param_queue_slots = 8;
+static int param_bcast_algorithm = SHARM_ALG_AUTO;
+static int param_reduce_algorithm = SHARM_ALG_AUTO;
+static int param_allreduce_algorithm = SHARM_ALG_AUTO;
+static int param_knomial_radix = 2;
+static size_t param_max_message_size = 0;
+static size_t param_shared_memory_budget = 1UL << 30;
+
+static int sharm_output = -1;
+
+static const mca_base_var_enum_value_t algorithm_values[] = {
+    {SHARM_ALG_AUTO, "auto"},
+    {SHARM_ALG_LINEAR, "linear"},
+    {SHARM_ALG_KNOMIAL, "knomial"},
+    {0, NULL},
+};
+
+static void register_int(const char *name, const char *help, mca_base_var_enum_t *values,
+                         mca_base_var_info_lvl_t level, int *storage)
+{
+    (void) mca_base_component_var_register(&sharm_component->collm_version, name, help,
+                                           MCA_BASE_VAR_TYPE_INT, values, 0, 0, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void register_size(const char *name, const char *help, size_t *storage)
+{
+    (void) mca_base_component_var_register(&sharm_component->collm_version, name, help,
+                                           MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+/* Names of the statistics counters: counter index = 2 * enum sharm_coll + kind,
+ * kind 0 = calls served by sharm, kind 1 = calls handed to the next component. */
+static const char *const coll_names[SHARM_COLL_COUNT] = {
+    "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
+    "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter_block",
+    "reduce_scatter", "scan", "exscan",
+};
+
+static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    (void) obj;
+    *(unsigned long long *) value = sharm_rs->counter((int32_t)(intptr_t) pvar->ctx);
+    return OMPI_SUCCESS;
+}
+
+static void register_counters(void)
+{
+    for (int coll = 0; coll < SHARM_COLL_COUNT; ++coll) {
+        for (int kind = 0; kind < 2; ++kind) {
+            char name[64], help[160];
+            snprintf(name, sizeof(name), "%s_%s", coll_names[coll],
+                     kind == 0 ? "served" : "fallbacks");
+            snprintf(help, sizeof(help),
+                     kind == 0 ? "Number of MPI_%s calls served by sharm in this process"
+                               : "Number of MPI_%s calls sharm handed to the next component",
+                     coll_names[coll]);
+            (void) mca_base_component_pvar_register(
+                &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
+                MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                MCA_BASE_VAR_BIND_NO_OBJECT,
+                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL,
+                NULL, (void *)(intptr_t)(2 * coll + kind));
+        }
+    }
+}
+
+static int sharm_register(void)
+{
+    mca_base_var_enum_t *algorithms = NULL;
+
+    register_int("priority",
+                 "Priority of the sharm coll component (above coll/tuned's 30 by default; "
+                 "a negative value disables sharm)",
+                 NULL, OPAL_INFO_LVL_6, &param_priority);
+    register_int("verbose",
+                 "Verbosity of sharm's output: 1 = why a call was handed to the next component, "
+                 "10 = per-communicator setup, 100 = every call",
+                 NULL, OPAL_INFO_LVL_9, &param_verbose);
+    register_int("fragment_size",
+                 "Bytes in one queue slot (f); rounded up to a multiple of 64",
+                 NULL, OPAL_INFO_LVL_5, &param_fragment_size);
+    register_int("queue_slots", "Slots in each process's cyclic queue (s), at least 2",
+                 NULL, OPAL_INFO_LVL_5, &param_queue_slots);
+
+    (void) mca_base_var_enum_create("coll_sharm_algorithms", algorithm_values, &algorithms);
+    register_int("bcast_algorithm",
+                 "MPI_Bcast algorithm: auto (chosen by message size and process count), "
+                 "linear (all readers copy from the root's queue), knomial (k-nomial tree)",
+                 algorithms, OPAL_INFO_LVL_5, &param_bcast_algorithm);
+    register_int("reduce_algorithm",
+                 "MPI_Reduce algorithm: auto, linear (the root reduces every queue in rank "
+                 "order), knomial (k-nomial tree, canonical order kept)",
+                 algorithms, OPAL_INFO_LVL_5, &param_reduce_algorithm);
+    register_int("allreduce_algorithm",
+                 "MPI_Allreduce algorithm (reduction to rank 0 fused with the broadcast of the "
+                 "result): auto, linear, knomial",
+                 algorithms, OPAL_INFO_LVL_5, &param_allreduce_algorithm);
+    OBJ_RELEASE(algorithms);
+
+    register_int("knomial_radix", "Radix k of the k-nomial trees (2 = binomial)", NULL,
+                 OPAL_INFO_LVL_5, &param_knomial_radix);
+    register_size("max_message_size",
+                  "Messages larger than this many bytes are handed to the next component "
+                  "(0 = no limit)",
+                  &param_max_message_size);
+    register_size("shared_memory_budget",
+                  "Bytes of sharm shared-memory segments one process may be attached to; a "
+                  "communicator whose segment would exceed it is served by the next component",
+                  &param_shared_memory_budget);
+
+    register_counters();
+    return OMPI_SUCCESS;
+}
+
+static int sharm_open(void)
+{
+    sharm_output = opal_output_open(NULL);
+    opal_output_set_verbosity(sharm_output, param_verbose);
+    return OMPI_SUCCESS;
+}
+
+static int sharm_close(void)
+{
+    if (sharm_output >= 0) {
+        opal_output_close(sharm_output);
+        sharm_output = -1;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int sharm_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+void sharm_glue_params(struct sharm_params *out)
+{
+    out->priority = param_priority;
+    out->verbose = param_verbose;
+    out->fragment_size = param_fragment_size;
+    out->queue_slots = param_queue_slots;
+    out->bcast_algorithm = param_bcast_algorithm;
+    out->reduce_algorithm = param_reduce_algorithm;
+    out->allreduce_algorithm = param_allreduce_algorithm;
+    out->knomial_radix = param_knomial_radix;
+    out->max_message_size = param_max_message_size;
+    out->shared_memory_budget = param_shared_memory_budget;
+}
+
+void sharm_glue_output(int32_t level, const char *msg)
+{
+    if (level <= 0) {
+        opal_output(sharm_output < 0 ? 0 : sharm_output, "coll:sharm: %s", msg);
+    } else if (sharm_output >= 0) {
+        opal_output_verbose(level, sharm_output, "coll:sharm: %s", msg);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The module                                                                */
+
+static void module_construct(mca_coll_sharm_module_t *m)
+{
+    m->rs_state = NULL;
+#define SHARM_CLEAR_PREV(name) m->prev_##name = NULL; m->prev_##name##_module = NULL;
+    SHARM_FOR_EACH_COLL(SHARM_CLEAR_PREV)
+}
+
+static void release_previous(mca_coll_sharm_module_t *m)
+{
+#define SHARM_RELEASE_PREV(name)                                                               \
+    if (NULL != m->prev_##name##_module) {                                                     \
+        OBJ_RELEASE(m->prev_##name##_module);                                                  \
+        m->prev_##name##_module = NULL;                                                        \
+        m->prev_##name = NULL;                                                                 \
+    }
+    SHARM_FOR_EACH_COLL(SHARM_RELEASE_PREV)
+}
+
+static void module_destruct(mca_coll_sharm_module_t *m)
+{
+    if (NULL != m->rs_state) {
+        sharm_rs->comm_free(m->rs_state);
+        m->rs_state = NULL;
+    }
+    release_previous(m);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_sharm_module_t, mca_coll_base_module_t, module_construct,
+                   module_destruct);
+
+/*
+ * Modules are enabled in ascending priority, so comm->c_coll holds what the
+ * lower-priority components installed: keep those as the fallback path.
+ */
+static int module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
+#define SHARM_SAVE_PREV(name)                                                                  \
+    if (NULL == comm->c_coll->coll_##name || NULL == comm->c_coll->coll_##name##_module) {     \
+        opal_output_verbose(1, sharm_output,                                                   \
+                            "coll:sharm: communicator %s has no underlying " #name             \
+                            "; sharm disqualifies itself",                                     \
+                            comm->c_name);                                                     \
+        release_previous(m);                                                                   \
+        return OMPI_ERROR;                                                                     \
+    }                                                                                          \
+    m->prev_##name = comm->c_coll->coll_##name;                                                \
+    m->prev_##name##_module = comm->c_coll->coll_##name##_module;                              \
+    OBJ_RETAIN(m->prev_##name##_module);
+    SHARM_FOR_EACH_COLL(SHARM_SAVE_PREV)
+    return OMPI_SUCCESS;
+}
+
+/* Breaks the reference cycle between this module and the saved ones. */
+static int module_disable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    (void) comm;
+    release_previous((mca_coll_sharm_module_t *) module);
+    return OMPI_SUCCESS;
+}
+
+/* Collective entry points: translate the handles and hand over to Rust. */
+static int sharm_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                       struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
+    return sharm_rs->bcast(m->rs_state, m, buf, count, dtype, root, comm);
+}
+
+static int sharm_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                        struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                        mca_coll_base_module_t *module)
+{
+    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
+    return sharm_rs->reduce(m->rs_state, m, sbuf, rbuf, count, dtype, op, root, comm);
+}
+
+static int sharm_allreduce(const void *sbuf, void *rbuf, int count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
+    return sharm_rs->allreduce(m->rs_state, m, sbuf, rbuf, count, dtype, op, comm);
+}
+
+static mca_coll_base_module_t *sharm_comm_query(struct ompi_communicator_t *comm, int *priority)
+{
+    void *state;
+    mca_coll_sharm_module_t *m;
+
+    if (NULL == sharm_rs) {
+        return NULL;
+    }
+    state = sharm_rs->comm_query(comm, priority);
+    if (NULL == state) {
+        return NULL;
+    }
+    m = OBJ_NEW(mca_coll_sharm_module_t);
+    if (NULL == m) {
+        sharm_rs->comm_free(state);
+        return NULL;
+    }
+    m->rs_state = state;
+    m->super.coll_module_enable = module_enable;
+    m->super.coll_module_disable = module_disable;
+    m->super.coll_bcast = sharm_bcast;
+    m->super.coll_reduce = sharm_reduce;
+    m->super.coll_allreduce = sharm_allreduce;
+    return &m->super;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The previous component                                                    */
+
+int sharm_glue_prev_bcast(void *module, void *buf, int32_t count, void *dtype, int32_t root,
+                          void *comm)
+{
+    mca_coll_sharm_module_t *m = module;
+    return m->prev_bcast(buf, count, dtype, root, comm, m->prev_bcast_module);
+}
+
+int sharm_glue_prev_reduce(void *module, const void *sbuf, void *rbuf, int32_t count,
+                           void *dtype, void *op, int32_t root, void *comm)
+{
+    mca_coll_sharm_module_t *m = module;
+    return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
+}
+
+int sharm_glue_prev_allreduce(void *module, const void *sbuf, void *rbuf, int32_t count,
+                              void *dtype, void *op, void *comm)
+{
+    mca_coll_sharm_module_t *m = module;
+    return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+}
+
+int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t root, void *comm)
+{
+    mca_coll_sharm_module_t *m = module;
+    return m->prev_bcast(buf, len, &ompi_mpi_byte.dt, root, comm, m->prev_bcast_module);
+}
+
+int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm)
+{
+    mca_coll_sharm_module_t *m = module;
+    return m->prev_allreduce(MPI_IN_PLACE, value, 1, &ompi_mpi_int.dt, &ompi_mpi_op_min.op,
+                             comm, m->prev_allreduce_module);
+}

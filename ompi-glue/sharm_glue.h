@@ -1,0 +1,155 @@
+/*
+ * The C ABI between sharm's Rust core and Open MPI.
+ *
+ * Everything that knows an Open MPI struct layout, macro or static inline
+ * function lives on the C side of this header; Rust sees only opaque handles,
+ * integers and byte sizes.  src/ffi.rs mirrors this file declaration by
+ * declaration: change both together.
+ *
+ * Two directions:
+ *  - sharm_glue_*   : implemented in C (ompi_calls.c, component.c), called by Rust.
+ *  - sharm_rs_entries: a table of Rust functions, handed to C once at load
+ *                      time, through which the component calls into Rust.
+ *
+ * Handles are `void *` on purpose: Open MPI 5.0 support must only touch this
+ * directory, so no Open MPI type may leak into the Rust side.
+ */
+#ifndef SHARM_GLUE_H
+#define SHARM_GLUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Collective operations, in the order of sharm's statistics counters. */
+enum sharm_coll {
+    SHARM_COLL_BARRIER = 0,
+    SHARM_COLL_BCAST,
+    SHARM_COLL_REDUCE,
+    SHARM_COLL_ALLREDUCE,
+    SHARM_COLL_GATHER,
+    SHARM_COLL_GATHERV,
+    SHARM_COLL_SCATTER,
+    SHARM_COLL_SCATTERV,
+    SHARM_COLL_ALLGATHER,
+    SHARM_COLL_ALLGATHERV,
+    SHARM_COLL_ALLTOALL,
+    SHARM_COLL_ALLTOALLV,
+    SHARM_COLL_REDUCE_SCATTER_BLOCK,
+    SHARM_COLL_REDUCE_SCATTER,
+    SHARM_COLL_SCAN,
+    SHARM_COLL_EXSCAN,
+    SHARM_COLL_COUNT
+};
+
+/* Algorithm selectors shared by the *_algorithm MCA parameters. */
+enum sharm_algorithm {
+    SHARM_ALG_AUTO = 0,
+    SHARM_ALG_LINEAR = 1,
+    SHARM_ALG_KNOMIAL = 2
+};
+
+/* A snapshot of the component's MCA parameters (read once per communicator). */
+struct sharm_params {
+    int32_t priority;
+    int32_t verbose;
+    int32_t fragment_size;
+    int32_t queue_slots;
+    int32_t bcast_algorithm;
+    int32_t reduce_algorithm;
+    int32_t allreduce_algorithm;
+    int32_t knomial_radix;
+    uint64_t max_message_size;      /* 0: no limit */
+    uint64_t shared_memory_budget;  /* bytes of segments one process may attach */
+};
+
+/* Rust entry points, registered once when the shared object is loaded. */
+struct sharm_rs_entries {
+    /* Decide whether sharm serves `comm`; returns per-communicator state or NULL. */
+    void *(*comm_query)(void *comm, int32_t *priority);
+    /* Release per-communicator state (segment, buffers). */
+    void (*comm_free)(void *state);
+    int (*bcast)(void *state, void *module, void *buf, int32_t count, void *dtype,
+                 int32_t root, void *comm);
+    int (*reduce)(void *state, void *module, const void *sbuf, void *rbuf, int32_t count,
+                  void *dtype, void *op, int32_t root, void *comm);
+    int (*allreduce)(void *state, void *module, const void *sbuf, void *rbuf, int32_t count,
+                     void *dtype, void *op, void *comm);
+    /* Value of statistics counter `index` (see sharm_glue_counter_name). */
+    uint64_t (*counter)(int32_t index);
+};
+
+/* ---- component and logging (component.c) ---- */
+void sharm_glue_component_init(void *storage, size_t storage_size,
+                               const struct sharm_rs_entries *entries);
+void sharm_glue_params(struct sharm_params *out);
+/* Print `msg` through the component's opal_output stream at `level`
+ * (0: always, like opal_output; >0: only when coll_sharm_verbose >= level). */
+void sharm_glue_output(int32_t level, const char *msg);
+
+/* ---- communicator ---- */
+int32_t sharm_glue_comm_rank(void *comm);
+int32_t sharm_glue_comm_size(void *comm);
+int32_t sharm_glue_comm_is_inter(void *comm);
+/* 1 when every process of the communicator runs on this node. */
+int32_t sharm_glue_comm_all_local(void *comm);
+uint32_t sharm_glue_comm_cid(void *comm);
+const char *sharm_glue_comm_name(void *comm);
+/* Job id and rank of this process in MPI_COMM_WORLD (unique segment names). */
+uint32_t sharm_glue_jobid(void);
+uint32_t sharm_glue_world_rank(void);
+
+/* ---- progress and waiting ---- */
+void sharm_glue_progress(void);
+/* 1 when Open MPI asked idle processes to yield (mpi_yield_when_idle, set
+ * automatically when processes outnumber cores). */
+int32_t sharm_glue_yield_when_idle(void);
+
+/* ---- datatypes ---- */
+struct sharm_dtype_info {
+    uint64_t size;        /* bytes of data in one element */
+    int64_t lb;           /* lower bound */
+    int64_t extent;       /* stride between consecutive elements */
+    int64_t true_lb;      /* first byte actually touched */
+    int64_t true_extent;  /* bytes actually touched by one element */
+    int32_t predefined;   /* 1 for MPI's predefined types */
+    int32_t contiguous1;  /* 1 when one element is a gap-free byte range */
+};
+void sharm_glue_dtype_info(void *dtype, struct sharm_dtype_info *out);
+/* 1 when `count` elements form one gap-free byte range starting at buf+true_lb. */
+int32_t sharm_glue_dtype_contiguous(void *dtype, int32_t count);
+
+/* Pack/unpack a (possibly non-contiguous) buffer as a byte stream. */
+void *sharm_glue_convertor_new(int32_t for_send, void *dtype, int32_t count, const void *buf);
+/* Pack up to `max` bytes into `dst`; returns the number of bytes packed. */
+uint64_t sharm_glue_convertor_pack(void *conv, void *dst, uint64_t max);
+/* Unpack `len` bytes from `src` (the next piece of the stream). */
+void sharm_glue_convertor_unpack(void *conv, const void *src, uint64_t len);
+void sharm_glue_convertor_free(void *conv);
+
+/* ---- reduction operations ---- */
+int32_t sharm_glue_op_is_commutative(void *op);
+int32_t sharm_glue_op_is_intrinsic(void *op);
+/* target[i] = source[i] op target[i] for `count` elements of `dtype`. */
+void sharm_glue_op_reduce(void *op, const void *source, void *target, uint64_t count,
+                          void *dtype);
+const char *sharm_glue_op_name(void *op);
+const char *sharm_glue_dtype_name(void *dtype);
+
+/* ---- MPI constants ---- */
+const void *sharm_glue_in_place(void);
+int32_t sharm_glue_success(void);
+int32_t sharm_glue_error(void);
+
+/* ---- the previous (lower-priority) component, for fallback and bootstrap ---- */
+int sharm_glue_prev_bcast(void *module, void *buf, int32_t count, void *dtype, int32_t root,
+                          void *comm);
+int sharm_glue_prev_reduce(void *module, const void *sbuf, void *rbuf, int32_t count,
+                           void *dtype, void *op, int32_t root, void *comm);
+int sharm_glue_prev_allreduce(void *module, const void *sbuf, void *rbuf, int32_t count,
+                              void *dtype, void *op, void *comm);
+/* Bootstrap helpers over the previous component (byte broadcast, integer MIN). */
+int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t root,
+                                void *comm);
+int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm);
+
+#endif /* SHARM_GLUE_H */

@@ -1,0 +1,37 @@
+/*
+ * Declarations shared by the C files of the glue (never seen by Rust).
+ */
+#ifndef SHARM_GLUE_INTERNAL_H
+#define SHARM_GLUE_INTERNAL_H
+
+#include "ompi_config.h"
+#include "mpi.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/coll.h"
+#include "ompi/mca/coll/base/base.h"
+#include "ompi/op/op.h"
+
+#include "sharm_glue.h"
+
+/* Bytes Rust reserves for the component struct (see src/lib.rs). */
+#define SHARM_COMPONENT_STORAGE_BYTES 4096
+
+/* The collectives sharm installs; for each, the module keeps the function and
+ * module of the component below it, used for fallback and bootstrap. */
+#define SHARM_FOR_EACH_COLL(X) X(bcast) X(reduce) X(allreduce)
+
+typedef struct mca_coll_sharm_module_t {
+    mca_coll_base_module_t super;
+    void *rs_state; /* Rust's per-communicator state, owned by Rust */
+#define SHARM_DECLARE_PREV(name)                                                               \
+    mca_coll_base_module_##name##_fn_t prev_##name;                                            \
+    mca_coll_base_module_t *prev_##name##_module;
+    SHARM_FOR_EACH_COLL(SHARM_DECLARE_PREV)
+} mca_coll_sharm_module_t;
+
+OBJ_CLASS_DECLARATION(mca_coll_sharm_module_t);
+
+extern const struct sharm_rs_entries *sharm_rs;
+
+#endif

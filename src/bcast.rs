@@ -1,0 +1,113 @@
+//! MPI_Bcast over the queues (paper, Algorithm 1), flat or as a k-nomial tree.
+//!
+//! The message is a byte stream of `bytes` bytes cut into fragments of f
+//! bytes: a contiguous buffer is copied directly, anything else is packed by
+//! the root and unpacked by the readers through Open MPI's convertor, so the
+//! processes may even use different datatypes with the same type signature.
+//!
+//! * linear: the root publishes each fragment once to all others, who copy it
+//!   out and acknowledge; the root reuses a slot once all have.
+//! * knomial: the root publishes to its children; every inner node copies a
+//!   fragment out, republishes it in its own queue for its children, then
+//!   acknowledges its parent.  Fragments pipeline down the tree.
+
+use crate::comm::Shared;
+use crate::ffi::Convertor;
+use crate::params::Algorithm;
+use crate::queue::{Pos, Readers};
+use crate::tree;
+
+/// Where the root reads, or a reader writes, the stream.
+pub enum Payload {
+    /// A contiguous byte range.
+    Contiguous(*mut u8),
+    /// Through a convertor (pieces must come in stream order).
+    Packed(Convertor),
+}
+
+impl Payload {
+    /// Fills `dst` with bytes `[offset, offset + len)` of the stream.
+    ///
+    /// # Safety
+    /// `dst` must be writable for `len` bytes; the stream must hold them.
+    unsafe fn read(&mut self, offset: usize, dst: *mut u8, len: usize) {
+        match self {
+            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(base.add(offset), dst, len),
+            Payload::Packed(conv) => {
+                let mut done = 0;
+                while done < len {
+                    let n = conv.pack(dst.add(done), len - done);
+                    if n == 0 {
+                        break; // the convertor is exhausted: cannot happen for a well-formed stream
+                    }
+                    done += n;
+                }
+            }
+        }
+    }
+
+    /// Stores `len` bytes from `src` at stream offset `offset`.
+    ///
+    /// # Safety
+    /// `src` must be readable for `len` bytes; the buffer must hold them.
+    unsafe fn write(&mut self, offset: usize, src: *const u8, len: usize) {
+        match self {
+            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(src, base.add(offset), len),
+            Payload::Packed(conv) => conv.unpack(src, len),
+        }
+    }
+}
+
+/// The algorithm `auto` stands for.
+pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
+    match alg {
+        Algorithm::Auto if p <= 8 => Algorithm::Linear,
+        Algorithm::Auto => Algorithm::Knomial,
+        other => other,
+    }
+}
+
+/// Broadcasts `bytes` bytes of `payload` from `root`.
+pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
+    let alg = choose(sh.params.bcast, sh.p);
+    // Linear is the k-nomial tree whose radix is the process count.
+    let radix = if alg == Algorithm::Linear { sh.p } else { sh.params.radix };
+    let f = sh.fragment();
+    let op = sh.next_op();
+    let (me, p) = (sh.me, sh.p);
+    let rel = (me + p - root) % p;
+    let parent = tree::parent(rel, radix).map(|v| (v + root) % p);
+    tree::children(rel, radix, p, &mut sh.kids);
+    for k in sh.kids.iter_mut() {
+        *k = (*k + root) % p;
+    }
+    let readers = if sh.kids.len() == p - 1 { Readers::AllOthers } else { Readers::List(&sh.kids) };
+    let has_kids = !sh.kids.is_empty();
+
+    for i in 0..bytes.div_ceil(f) {
+        let offset = i * f;
+        let len = f.min(bytes - offset);
+        let pos = Pos::new(op, i);
+        match parent {
+            None => {
+                let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+                // SAFETY: `dst` is our reserved slot of >= len bytes.
+                unsafe { payload.read(offset, dst, len) };
+                sh.writer.publish(&sh.queues, pos, len, readers);
+            }
+            Some(up) => {
+                let frag = sh.queues.receive(&sh.waiter, up, pos);
+                debug_assert_eq!(frag.len, len);
+                // SAFETY: the fragment stays valid until released below.
+                unsafe { payload.write(offset, frag.data, len) };
+                if has_kids {
+                    let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+                    // SAFETY: distinct slots of distinct queues; both hold len bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, len) };
+                    sh.writer.publish(&sh.queues, pos, len, readers);
+                }
+                sh.queues.release(me, up, frag);
+            }
+        }
+    }
+}

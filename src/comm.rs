@@ -1,0 +1,289 @@
+//! Per-communicator state: whether sharm serves the communicator, its shared
+//! segment (created lazily, at the first collective sharm serves), and the
+//! per-call decision between serving a call and handing it to the component
+//! below.  Every decision that changes what processes do together is taken on
+//! values all processes share (message bytes, datatype, operation, agreed
+//! parameters), so all processes always decide alike.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tracing::{debug, info, warn};
+
+use crate::ffi::{self, Comm, Module, RawParams};
+use crate::layout::{Layout, CACHE_LINE};
+use crate::params::Params;
+use crate::queue::{Queues, Writer};
+use crate::segment::{self, Segment, NAME_BYTES};
+use crate::stats::{self, Coll};
+use crate::wait::Waiter;
+
+/// Bytes of shared segments this process is attached to (for the budget).
+static ATTACHED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// A cache-line aligned scratch buffer of one fragment.
+pub struct Scratch {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Scratch {
+    fn new(bytes: usize) -> Scratch {
+        let layout = std::alloc::Layout::from_size_align(bytes.max(CACHE_LINE), CACHE_LINE).expect("valid layout");
+        // SAFETY: non-zero size.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Scratch { ptr, layout }
+    }
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Everything a served collective works with.
+pub struct Shared {
+    /// Keeps the mapping alive; `queues` points into it.
+    segment: Segment,
+    pub queues: Queues,
+    pub writer: Writer,
+    pub waiter: Waiter,
+    pub me: usize,
+    pub p: usize,
+    /// The parameters every process agreed on (rank 0's).
+    pub params: Params,
+    last_op: u64,
+    pub scratch: Scratch,
+    /// Reusable list of tree children (actual ranks).
+    pub kids: Vec<usize>,
+}
+
+impl Shared {
+    /// Number of the next collective phase; identical on every process.
+    pub fn next_op(&mut self) -> u64 {
+        self.last_op += 1;
+        self.last_op
+    }
+
+    pub fn fragment(&self) -> usize {
+        self.queues.fragment_bytes()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        ATTACHED_BYTES.fetch_sub(self.segment.layout().total as u64, Ordering::Relaxed);
+    }
+}
+
+enum Status {
+    NotYet,
+    Ready(Box<Shared>),
+    Unavailable,
+}
+
+/// sharm's state for one communicator.
+pub struct CommState {
+    pub rank: usize,
+    pub size: usize,
+    label: String,
+    status: Status,
+}
+
+/// Why a call is handed to the next component.
+pub type Refusal = String;
+
+/// Result of deciding about one call.
+pub enum Decision<'a> {
+    /// Nothing to move (count 0 or empty datatype): done.
+    Nothing,
+    Serve(&'a mut Shared),
+    Fallback(Refusal),
+}
+
+impl CommState {
+    /// comm_query: serve intra-communicators of 2+ processes all on this node.
+    pub fn query(comm: Comm) -> Option<(CommState, i32)> {
+        let raw = ffi::params();
+        let params = Params::from_raw(raw);
+        crate::log::init(params.verbose);
+        let label = comm.label();
+        let why = if params.priority < 0 {
+            Some("priority is negative".to_owned())
+        } else if comm.is_inter() {
+            Some("it is an intercommunicator".to_owned())
+        } else if comm.size() < 2 {
+            Some(format!("it has {} process", comm.size()))
+        } else if !comm.all_local() {
+            Some("its processes are not all on this node".to_owned())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            debug!("not serving communicator {label}: {why}");
+            return None;
+        }
+        if raw.fragment_size < 64 || raw.queue_slots < 2 || raw.knomial_radix < 2 {
+            warn!(
+                "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
+                raw.fragment_size, raw.queue_slots, raw.knomial_radix, params.fragment_size, params.queue_slots, params.radix
+            );
+        }
+        debug!("serving communicator {label} ({} processes)", comm.size());
+        Some((CommState { rank: comm.rank(), size: comm.size(), label, status: Status::NotYet }, params.priority))
+    }
+
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Decides whether to serve a call moving `bytes` bytes (`None`: more than
+    /// u64 holds); `refusal` gives an operation-specific reason to refuse.
+    pub fn decide(&mut self, module: Module, comm: Comm, coll: Coll, bytes: Option<u64>, refusal: impl FnOnce(&Params, usize) -> Option<Refusal>) -> Decision<'_> {
+        let Some(bytes) = bytes else {
+            return self.refuse(coll, "the message size overflows".to_owned());
+        };
+        if bytes == 0 {
+            stats::served(coll);
+            return Decision::Nothing;
+        }
+        if matches!(self.status, Status::NotYet) {
+            self.status = match self.establish(module, comm) {
+                Ok(shared) => Status::Ready(Box::new(shared)),
+                Err(why) => {
+                    warn!("communicator {}: no shared-memory segment ({why}); its collectives go to the next component", self.label);
+                    Status::Unavailable
+                }
+            };
+        }
+        let params = match &self.status {
+            Status::Ready(shared) => shared.params,
+            _ => return self.refuse(coll, "the communicator has no shared-memory segment".to_owned()),
+        };
+        if let Some(max) = params.max_message_size {
+            if bytes > max {
+                return self.refuse(coll, format!("{bytes} bytes exceed coll_sharm_max_message_size={max}"));
+            }
+        }
+        let f = match &self.status {
+            Status::Ready(shared) => shared.fragment(),
+            _ => unreachable!("checked above"),
+        };
+        if let Some(why) = refusal(&params, f) {
+            return self.refuse(coll, why);
+        }
+        stats::served(coll);
+        match &mut self.status {
+            Status::Ready(shared) => Decision::Serve(shared),
+            _ => unreachable!("checked above"),
+        }
+    }
+
+    fn refuse(&self, coll: Coll, why: Refusal) -> Decision<'static> {
+        info!("{}: {} handed to the next component: {why}", self.label, coll.name());
+        stats::fallback(coll);
+        Decision::Fallback(why)
+    }
+
+    /// Creates and maps the segment on every process (collective), adopting
+    /// rank 0's parameters so that all processes choose the same algorithms.
+    fn establish(&mut self, module: Module, comm: Comm) -> Result<Shared, String> {
+        // 1. Agree on parameters: rank 0's win.
+        let mut raw = ffi::params();
+        // SAFETY: RawParams is plain old data; viewed as bytes for the exchange.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(&mut raw as *mut RawParams as *mut u8, std::mem::size_of::<RawParams>()) };
+        if !module.bcast_bytes(bytes, 0, comm) {
+            return Err("parameter exchange failed".into());
+        }
+        let params = Params::from_raw(raw);
+        let layout = Layout::new(self.size, params.queue_slots, params.fragment_size);
+
+        // 2. Everybody checks the layout and its budget.
+        let local = match &layout {
+            Ok(l) => {
+                let attached = ATTACHED_BYTES.load(Ordering::Relaxed);
+                if attached + l.total as u64 > params.shared_memory_budget {
+                    info!("{}: segment of {} bytes would exceed coll_sharm_shared_memory_budget={} ({attached} in use)", self.label, l.total, params.shared_memory_budget);
+                    0
+                } else {
+                    1
+                }
+            }
+            Err(_) => 0,
+        };
+        if module.agree_min(local, comm) != Some(1) {
+            return Err(match layout {
+                Err(e) => format!("invalid geometry: {e}"),
+                Ok(l) => format!("a process cannot afford a segment of {} bytes (coll_sharm_shared_memory_budget)", l.total),
+            });
+        }
+        let layout = layout.expect("agreed valid");
+
+        // 3. Rank 0 creates; the name travels through the previous component.
+        let mut name_buf = [0u8; NAME_BYTES];
+        let mut created = None;
+        if self.rank == 0 {
+            match Segment::create(layout) {
+                Ok((seg, name)) => {
+                    name_buf[..name.len()].copy_from_slice(name.as_bytes());
+                    created = Some((seg, name));
+                }
+                Err(e) => warn!("{}: cannot create a shared segment of {} bytes: {e}", self.label, layout.total),
+            }
+        }
+        if !module.bcast_bytes(&mut name_buf, 0, comm) {
+            if let Some((_, name)) = &created {
+                segment::unlink(name);
+            }
+            return Err("name exchange failed".into());
+        }
+        let len = name_buf.iter().position(|&b| b == 0).unwrap_or(NAME_BYTES);
+        if len == 0 {
+            return Err("rank 0 could not create the segment".into());
+        }
+        let name = String::from_utf8_lossy(&name_buf[..len]).into_owned();
+
+        // 4. Everybody maps it and places its own queue; then all agree.
+        let mapped = match created {
+            Some((seg, _)) => Ok(seg),
+            None => Segment::open(&name, layout),
+        }
+        .and_then(|seg| seg.place_queue(&name, self.rank).map(|_| seg));
+        if let Err(e) = &mapped {
+            warn!("{}: cannot attach segment {name}: {e}", self.label);
+        }
+        let all = module.agree_min(mapped.is_ok() as i32, comm);
+        // 5. Everybody has opened it (or failed): the name can go.
+        if self.rank == 0 {
+            segment::unlink(&name);
+        }
+        if all != Some(1) {
+            return Err("a process could not attach the segment".into());
+        }
+        let segment = mapped.expect("agreed mapped");
+        ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
+        debug!("{}: segment of {} bytes ready (p={} s={} f={})", self.label, layout.total, layout.p, layout.s, layout.f);
+        // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
+        // lives as long as `segment`, which `Shared` owns alongside `queues`.
+        let queues = unsafe { Queues::new(segment.base(), layout) };
+        Ok(Shared {
+            segment,
+            queues,
+            writer: Writer::new(self.rank, layout.s),
+            waiter: Waiter { progress: ffi::progress, yield_early: ffi::yield_when_idle() },
+            me: self.rank,
+            p: self.size,
+            params,
+            last_op: 0,
+            scratch: Scratch::new(layout.f),
+            kids: Vec::with_capacity(self.size),
+        })
+    }
+}

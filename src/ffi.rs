@@ -1,0 +1,331 @@
+//! The flat C ABI of `ompi-glue/sharm_glue.h`, and small safe wrappers over it.
+//!
+//! This module is the only place in Rust that talks to Open MPI.  Handles are
+//! opaque pointers owned by Open MPI; the wrappers below are `Copy` views that
+//! are valid for the duration of the collective call they were created for.
+
+use std::ffi::{c_char, c_void, CStr, CString};
+
+/// Mirror of `struct sharm_params`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RawParams {
+    pub priority: i32,
+    pub verbose: i32,
+    pub fragment_size: i32,
+    pub queue_slots: i32,
+    pub bcast_algorithm: i32,
+    pub reduce_algorithm: i32,
+    pub allreduce_algorithm: i32,
+    pub knomial_radix: i32,
+    pub max_message_size: u64,
+    pub shared_memory_budget: u64,
+}
+
+/// Mirror of `struct sharm_dtype_info`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DtypeInfo {
+    pub size: u64,
+    pub lb: i64,
+    pub extent: i64,
+    pub true_lb: i64,
+    pub true_extent: i64,
+    pub predefined: i32,
+    pub contiguous1: i32,
+}
+
+/// Mirror of `struct sharm_rs_entries`.
+#[repr(C)]
+pub struct Entries {
+    pub comm_query: unsafe extern "C" fn(*mut c_void, *mut i32) -> *mut c_void,
+    pub comm_free: unsafe extern "C" fn(*mut c_void),
+    pub bcast: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, i32, *mut c_void, i32, *mut c_void) -> i32,
+    pub reduce: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        *const c_void,
+        *mut c_void,
+        i32,
+        *mut c_void,
+        *mut c_void,
+        i32,
+        *mut c_void,
+    ) -> i32,
+    pub allreduce: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        *const c_void,
+        *mut c_void,
+        i32,
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+    ) -> i32,
+    pub counter: unsafe extern "C" fn(i32) -> u64,
+}
+
+extern "C" {
+    pub fn sharm_glue_component_init(storage: *mut c_void, size: usize, entries: *const Entries);
+    fn sharm_glue_params(out: *mut RawParams);
+    fn sharm_glue_output(level: i32, msg: *const c_char);
+
+    fn sharm_glue_comm_rank(comm: *mut c_void) -> i32;
+    fn sharm_glue_comm_size(comm: *mut c_void) -> i32;
+    fn sharm_glue_comm_is_inter(comm: *mut c_void) -> i32;
+    fn sharm_glue_comm_all_local(comm: *mut c_void) -> i32;
+    fn sharm_glue_comm_cid(comm: *mut c_void) -> u32;
+    fn sharm_glue_comm_name(comm: *mut c_void) -> *const c_char;
+
+    fn sharm_glue_progress();
+    fn sharm_glue_yield_when_idle() -> i32;
+
+    fn sharm_glue_dtype_info(dtype: *mut c_void, out: *mut DtypeInfo);
+    fn sharm_glue_dtype_contiguous(dtype: *mut c_void, count: i32) -> i32;
+    fn sharm_glue_dtype_name(dtype: *mut c_void) -> *const c_char;
+    fn sharm_glue_convertor_new(for_send: i32, dtype: *mut c_void, count: i32, buf: *const c_void) -> *mut c_void;
+    fn sharm_glue_convertor_pack(conv: *mut c_void, dst: *mut c_void, max: u64) -> u64;
+    fn sharm_glue_convertor_unpack(conv: *mut c_void, src: *const c_void, len: u64);
+    fn sharm_glue_convertor_free(conv: *mut c_void);
+
+    fn sharm_glue_op_is_commutative(op: *mut c_void) -> i32;
+    fn sharm_glue_op_is_intrinsic(op: *mut c_void) -> i32;
+    fn sharm_glue_op_reduce(op: *mut c_void, source: *const c_void, target: *mut c_void, count: u64, dtype: *mut c_void);
+    fn sharm_glue_op_name(op: *mut c_void) -> *const c_char;
+
+    fn sharm_glue_in_place() -> *const c_void;
+    fn sharm_glue_success() -> i32;
+    fn sharm_glue_error() -> i32;
+
+    fn sharm_glue_prev_bcast(module: *mut c_void, buf: *mut c_void, count: i32, dtype: *mut c_void, root: i32, comm: *mut c_void) -> i32;
+    fn sharm_glue_prev_reduce(
+        module: *mut c_void,
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: i32,
+        dtype: *mut c_void,
+        op: *mut c_void,
+        root: i32,
+        comm: *mut c_void,
+    ) -> i32;
+    fn sharm_glue_prev_allreduce(
+        module: *mut c_void,
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        count: i32,
+        dtype: *mut c_void,
+        op: *mut c_void,
+        comm: *mut c_void,
+    ) -> i32;
+    fn sharm_glue_prev_bcast_bytes(module: *mut c_void, buf: *mut c_void, len: i32, root: i32, comm: *mut c_void) -> i32;
+    fn sharm_glue_prev_allreduce_min_i32(module: *mut c_void, value: *mut i32, comm: *mut c_void) -> i32;
+}
+
+fn c_str(ptr: *const c_char) -> String {
+    if ptr.is_null() {
+        return String::new();
+    }
+    // SAFETY: Open MPI names are NUL-terminated strings that outlive the call.
+    unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
+}
+
+/// The component's MCA parameters as they are now.
+pub fn params() -> RawParams {
+    let mut raw = RawParams::default();
+    // SAFETY: writes one plain struct.
+    unsafe { sharm_glue_params(&mut raw) };
+    raw
+}
+
+/// Prints through the component's opal_output stream (see `log`).
+pub fn output(level: i32, msg: &str) {
+    let text = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: a valid C string for the duration of the call.
+    unsafe { sharm_glue_output(level, text.as_ptr()) };
+}
+
+/// Drives Open MPI's progress engine (keeps other requests moving while we spin).
+pub fn progress() {
+    // SAFETY: opal_progress may be called at any time from the MPI thread.
+    unsafe { sharm_glue_progress() };
+}
+
+/// Whether Open MPI asked idle processes to yield the CPU (oversubscription).
+pub fn yield_when_idle() -> bool {
+    // SAFETY: reads a global flag.
+    unsafe { sharm_glue_yield_when_idle() != 0 }
+}
+
+pub fn in_place() -> *const c_void {
+    // SAFETY: returns a constant.
+    unsafe { sharm_glue_in_place() }
+}
+
+pub fn success() -> i32 {
+    // SAFETY: returns a constant.
+    unsafe { sharm_glue_success() }
+}
+
+pub fn error() -> i32 {
+    // SAFETY: returns a constant.
+    unsafe { sharm_glue_error() }
+}
+
+/// A communicator handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Comm(pub *mut c_void);
+
+impl Comm {
+    pub fn rank(self) -> usize {
+        // SAFETY: `self` is a live communicator for the duration of the call.
+        unsafe { sharm_glue_comm_rank(self.0) as usize }
+    }
+    pub fn size(self) -> usize {
+        // SAFETY: as above.
+        unsafe { sharm_glue_comm_size(self.0) as usize }
+    }
+    pub fn is_inter(self) -> bool {
+        // SAFETY: as above.
+        unsafe { sharm_glue_comm_is_inter(self.0) != 0 }
+    }
+    pub fn all_local(self) -> bool {
+        // SAFETY: as above.
+        unsafe { sharm_glue_comm_all_local(self.0) != 0 }
+    }
+    /// "name (cid N)", for messages.
+    pub fn label(self) -> String {
+        // SAFETY: as above; the name is a NUL-terminated array inside the communicator.
+        let (name, cid) = unsafe { (c_str(sharm_glue_comm_name(self.0)), sharm_glue_comm_cid(self.0)) };
+        if name.is_empty() {
+            format!("cid {cid}")
+        } else {
+            format!("{name} (cid {cid})")
+        }
+    }
+}
+
+/// A datatype handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Dtype(pub *mut c_void);
+
+impl Dtype {
+    pub fn info(self) -> DtypeInfo {
+        let mut info = DtypeInfo::default();
+        // SAFETY: `self` is a live datatype; writes one plain struct.
+        unsafe { sharm_glue_dtype_info(self.0, &mut info) };
+        info
+    }
+    /// Whether `count` elements form one gap-free byte range at `buf + true_lb`.
+    pub fn contiguous(self, count: i32) -> bool {
+        // SAFETY: as above.
+        unsafe { sharm_glue_dtype_contiguous(self.0, count) != 0 }
+    }
+    pub fn name(self) -> String {
+        // SAFETY: as above.
+        c_str(unsafe { sharm_glue_dtype_name(self.0) })
+    }
+}
+
+/// A reduction operation handle.
+#[derive(Clone, Copy, Debug)]
+pub struct Op(pub *mut c_void);
+
+impl Op {
+    pub fn commutative(self) -> bool {
+        // SAFETY: `self` is a live operation.
+        unsafe { sharm_glue_op_is_commutative(self.0) != 0 }
+    }
+    pub fn intrinsic(self) -> bool {
+        // SAFETY: as above.
+        unsafe { sharm_glue_op_is_intrinsic(self.0) != 0 }
+    }
+    pub fn name(self) -> String {
+        // SAFETY: as above.
+        c_str(unsafe { sharm_glue_op_name(self.0) })
+    }
+    /// `target[i] = source[i] op target[i]` for `count` elements.
+    ///
+    /// # Safety
+    /// Both pointers must address `count` elements of `dtype` laid out with its
+    /// extent; `source` is only read.
+    pub unsafe fn reduce(self, source: *const u8, target: *mut u8, count: usize, dtype: Dtype) {
+        sharm_glue_op_reduce(self.0, source.cast(), target.cast(), count as u64, dtype.0)
+    }
+}
+
+/// Packs a user buffer into, or unpacks it from, a byte stream, one piece at
+/// a time (pieces must be processed in stream order).
+pub struct Convertor(*mut c_void);
+
+impl Convertor {
+    /// # Safety
+    /// `buf` must be a valid buffer for `count` elements of `dtype` for the
+    /// lifetime of the convertor.
+    pub unsafe fn new(for_send: bool, dtype: Dtype, count: i32, buf: *const u8) -> Option<Self> {
+        let handle = sharm_glue_convertor_new(for_send as i32, dtype.0, count, buf.cast());
+        (!handle.is_null()).then_some(Self(handle))
+    }
+    /// Packs up to `max` bytes into `dst`; returns how many were packed.
+    ///
+    /// # Safety
+    /// `dst` must be writable for `max` bytes.
+    pub unsafe fn pack(&mut self, dst: *mut u8, max: usize) -> usize {
+        sharm_glue_convertor_pack(self.0, dst.cast(), max as u64) as usize
+    }
+    /// Unpacks the next `len` bytes of the stream from `src`.
+    ///
+    /// # Safety
+    /// `src` must be readable for `len` bytes.
+    pub unsafe fn unpack(&mut self, src: *const u8, len: usize) {
+        sharm_glue_convertor_unpack(self.0, src.cast(), len as u64)
+    }
+}
+
+impl Drop for Convertor {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from sharm_glue_convertor_new and is freed once.
+        unsafe { sharm_glue_convertor_free(self.0) }
+    }
+}
+
+/// The sharm module of one communicator: gives access to the component that
+/// was installed below sharm, for fallback and for bootstrap exchanges.
+#[derive(Clone, Copy, Debug)]
+pub struct Module(pub *mut c_void);
+
+/// Arguments of one MPI_Reduce / MPI_Allreduce call, exactly as received.
+#[derive(Clone, Copy, Debug)]
+pub struct ReduceArgs {
+    pub sbuf: *const c_void,
+    pub rbuf: *mut c_void,
+    pub count: i32,
+    pub dtype: Dtype,
+    pub op: Op,
+}
+
+impl Module {
+    pub fn prev_bcast(self, buf: *mut c_void, count: i32, dtype: Dtype, root: i32, comm: Comm) -> i32 {
+        // SAFETY: forwards the caller's own arguments to the saved component.
+        unsafe { sharm_glue_prev_bcast(self.0, buf, count, dtype.0, root, comm.0) }
+    }
+    pub fn prev_reduce(self, a: &ReduceArgs, root: i32, comm: Comm) -> i32 {
+        // SAFETY: as above.
+        unsafe { sharm_glue_prev_reduce(self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, root, comm.0) }
+    }
+    pub fn prev_allreduce(self, a: &ReduceArgs, comm: Comm) -> i32 {
+        // SAFETY: as above.
+        unsafe { sharm_glue_prev_allreduce(self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, comm.0) }
+    }
+    /// Broadcasts raw bytes from `root` through the previous component.
+    pub fn bcast_bytes(self, buf: &mut [u8], root: usize, comm: Comm) -> bool {
+        // SAFETY: `buf` is a valid byte buffer of the given length.
+        unsafe { sharm_glue_prev_bcast_bytes(self.0, buf.as_mut_ptr().cast(), buf.len() as i32, root as i32, comm.0) == success() }
+    }
+    /// Every process learns the minimum of `value` (a collective agreement).
+    pub fn agree_min(self, value: i32, comm: Comm) -> Option<i32> {
+        let mut v = value;
+        // SAFETY: one i32 in place.
+        let rc = unsafe { sharm_glue_prev_allreduce_min_i32(self.0, &mut v, comm.0) };
+        (rc == success()).then_some(v)
+    }
+}

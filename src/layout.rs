@@ -1,0 +1,168 @@
+//! Where everything lives inside one communicator's shared segment.
+//!
+//! ```text
+//!   offset 0                  header page: magic, p, s, f (checked by every mapper)
+//!   PAGE                      sync lines: one 64-byte line per process (barrier)
+//!   queues_offset             queue 0 | queue 1 | ... | queue p-1   (queue_stride each)
+//!
+//!   queue w (owner: process w, first-touched by it so it lands on its NUMA node)
+//!     +0                      s slot headers, one cache line each, written by w only
+//!     +64*s                   p ack lines, line r written by reader r only
+//!     +control_bytes          s data slots of f bytes each, page aligned
+//! ```
+//!
+//! Size formula (a = 4096-byte page, L = 64-byte line, ⌈x⌉ₐ = x rounded up to a):
+//!
+//! `total = a + ⌈pL⌉ₐ + p·(⌈(s+p)L⌉ₐ + ⌈s·f⌉ₐ)`
+//!
+//! e.g. p = 8, s = 8, f = 8192: 4096 + 4096 + 8·(4096 + 65536) = 565,248 bytes.
+//! Compared with the paper's `p·s·(f+a)` the control area is O(p·(s+p)) lines
+//! instead of one page per slot: a reader acknowledges with one monotone
+//! counter per queue instead of one flag per slot (see `queue`).
+
+pub const CACHE_LINE: usize = 64;
+pub const PAGE: usize = 4096;
+/// Magic number at the start of a segment ("SHARM" + layout version 1).
+pub const MAGIC: u64 = 0x5348_4152_4d00_0001;
+
+/// Largest process count sharm serves on one node (keeps control areas small
+/// and all offsets far from overflow).
+pub const MAX_PROCS: usize = 4096;
+
+pub fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+/// The geometry of one segment.  Pure arithmetic: no memory is touched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Processes (queues).
+    pub p: usize,
+    /// Slots per queue.
+    pub s: usize,
+    /// Bytes per slot.
+    pub f: usize,
+    /// Bytes of one queue's control area (slot headers + ack lines, page aligned).
+    pub control_bytes: usize,
+    /// Distance between consecutive queues.
+    pub queue_stride: usize,
+    /// Offset of the sync lines.
+    pub sync_offset: usize,
+    /// Offset of queue 0.
+    pub queues_offset: usize,
+    /// Size of the whole segment.
+    pub total: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutError {
+    TooFewProcesses,
+    TooManyProcesses,
+    TooFewSlots,
+    FragmentTooSmall,
+    TooLarge,
+}
+
+impl std::fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self {
+            LayoutError::TooFewProcesses => "fewer than 2 processes",
+            LayoutError::TooManyProcesses => "more processes than sharm serves on one node",
+            LayoutError::TooFewSlots => "queue_slots must be at least 2",
+            LayoutError::FragmentTooSmall => "fragment_size must be at least 64 bytes",
+            LayoutError::TooLarge => "segment size overflows",
+        };
+        f.write_str(text)
+    }
+}
+
+impl Layout {
+    /// Geometry for `p` processes, `s` slots of `f` bytes (`f` is rounded up
+    /// to a whole number of cache lines so that every slot starts on one).
+    pub fn new(p: usize, s: usize, f: usize) -> Result<Layout, LayoutError> {
+        if p < 2 {
+            return Err(LayoutError::TooFewProcesses);
+        }
+        if p > MAX_PROCS {
+            return Err(LayoutError::TooManyProcesses);
+        }
+        if s < 2 {
+            return Err(LayoutError::TooFewSlots);
+        }
+        if f < CACHE_LINE {
+            return Err(LayoutError::FragmentTooSmall);
+        }
+        let f = round_up(f, CACHE_LINE);
+        let control_bytes = round_up((s + p) * CACHE_LINE, PAGE);
+        let data_bytes = s.checked_mul(f).ok_or(LayoutError::TooLarge)?;
+        let queue_stride = control_bytes + round_up(data_bytes, PAGE);
+        let sync_offset = PAGE;
+        let queues_offset = sync_offset + round_up(p * CACHE_LINE, PAGE);
+        let total = queue_stride
+            .checked_mul(p)
+            .and_then(|q| q.checked_add(queues_offset))
+            .ok_or(LayoutError::TooLarge)?;
+        Ok(Layout { p, s, f, control_bytes, queue_stride, sync_offset, queues_offset, total })
+    }
+
+    /// Offset of queue `w`.
+    pub fn queue(&self, w: usize) -> usize {
+        self.queues_offset + w * self.queue_stride
+    }
+    /// Offset of the header line of slot `k` of queue `w`.
+    pub fn slot_header(&self, w: usize, k: usize) -> usize {
+        self.queue(w) + k * CACHE_LINE
+    }
+    /// Offset of the line in which reader `r` acknowledges queue `w`.
+    pub fn ack_line(&self, w: usize, r: usize) -> usize {
+        self.queue(w) + (self.s + r) * CACHE_LINE
+    }
+    /// Offset of the data of slot `k` of queue `w`.
+    pub fn slot_data(&self, w: usize, k: usize) -> usize {
+        self.queue(w) + self.control_bytes + k * self.f
+    }
+    /// Offset of process `r`'s sync line.
+    pub fn sync_line(&self, r: usize) -> usize {
+        self.sync_offset + r * CACHE_LINE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documented_example_size() {
+        let l = Layout::new(8, 8, 8192).unwrap();
+        assert_eq!(l.total, 4096 + 4096 + 8 * (4096 + 65536));
+    }
+
+    #[test]
+    fn regions_are_aligned_and_disjoint() {
+        for &(p, s, f) in &[(2, 2, 64), (3, 8, 8192), (17, 5, 1000), (70, 8, 8192), (4096, 2, 64)] {
+            let l = Layout::new(p, s, f).unwrap();
+            assert_eq!(l.f % CACHE_LINE, 0);
+            assert!(l.f >= f);
+            assert_eq!(l.queues_offset % PAGE, 0);
+            assert_eq!(l.queue_stride % PAGE, 0);
+            assert!(l.sync_line(p - 1) + CACHE_LINE <= l.queues_offset);
+            for w in [0, p / 2, p - 1] {
+                assert_eq!(l.slot_data(w, 0) % PAGE, 0);
+                // Headers and acks fit in the control area, data fits in the queue.
+                assert!(l.ack_line(w, p - 1) + CACHE_LINE <= l.queue(w) + l.control_bytes);
+                assert!(l.slot_data(w, s - 1) + l.f <= l.queue(w) + l.queue_stride);
+                assert!(l.slot_header(w, s - 1) < l.ack_line(w, 0));
+            }
+            assert_eq!(l.queue(p - 1) + l.queue_stride, l.total);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_geometry() {
+        assert_eq!(Layout::new(1, 8, 8192), Err(LayoutError::TooFewProcesses));
+        assert_eq!(Layout::new(2, 1, 8192), Err(LayoutError::TooFewSlots));
+        assert_eq!(Layout::new(2, 8, 8), Err(LayoutError::FragmentTooSmall));
+        assert_eq!(Layout::new(MAX_PROCS + 1, 8, 8192), Err(LayoutError::TooManyProcesses));
+        assert_eq!(Layout::new(4, usize::MAX / 2, 8192), Err(LayoutError::TooLarge));
+    }
+}

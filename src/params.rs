@@ -1,0 +1,58 @@
+//! The component's MCA parameters, validated, as one communicator uses them.
+
+use crate::ffi;
+
+/// Algorithm choice of a `*_algorithm` parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Auto,
+    Linear,
+    Knomial,
+}
+
+impl Algorithm {
+    fn from_raw(v: i32) -> Algorithm {
+        match v {
+            1 => Algorithm::Linear,
+            2 => Algorithm::Knomial,
+            _ => Algorithm::Auto,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    pub priority: i32,
+    pub verbose: i32,
+    pub fragment_size: usize,
+    pub queue_slots: usize,
+    pub bcast: Algorithm,
+    pub reduce: Algorithm,
+    pub allreduce: Algorithm,
+    pub radix: usize,
+    /// Largest message sharm serves (bytes); `None` = no limit.
+    pub max_message_size: Option<u64>,
+    pub shared_memory_budget: u64,
+}
+
+impl Params {
+    pub fn from_raw(raw: ffi::RawParams) -> Params {
+        Params {
+            priority: raw.priority,
+            verbose: raw.verbose,
+            fragment_size: (raw.fragment_size.max(64)) as usize,
+            queue_slots: (raw.queue_slots.max(2)) as usize,
+            bcast: Algorithm::from_raw(raw.bcast_algorithm),
+            reduce: Algorithm::from_raw(raw.reduce_algorithm),
+            allreduce: Algorithm::from_raw(raw.allreduce_algorithm),
+            radix: (raw.knomial_radix.max(2)) as usize,
+            max_message_size: (raw.max_message_size != 0).then_some(raw.max_message_size),
+            shared_memory_budget: raw.shared_memory_budget,
+        }
+    }
+
+    /// The current values of the MCA parameters.
+    pub fn current() -> Params {
+        Params::from_raw(ffi::params())
+    }
+}

@@ -1,0 +1,390 @@
+//! The queue protocol: p single-writer cyclic queues of s slots.
+//!
+//! # Who writes what
+//! * Process `w` is the only writer of queue `w`: its slot headers and data.
+//! * Reader `r` is the only writer of ack line `r` of each queue it reads.
+//!
+//! # Positions instead of per-queue counters
+//! Every process numbers the collective operations of a communicator the same
+//! way (`op` = 1, 2, 3, ...: MPI requires all processes to call collectives in
+//! the same order).  Fragment `index` of operation `op` goes to position
+//! `(op mod s) + index` of the writer's queue: slot `position mod s`, lap
+//! `position / s`.  A reader therefore knows where to look without knowing how
+//! much the writer wrote in earlier operations, which keeps every process's
+//! view in lock-step even for operations whose fragment counts only some
+//! processes know (the v-variants).  Starting each operation at `op mod s`
+//! spreads consecutive small operations over different slots, so a writer can
+//! run ahead of slow readers by up to s-1 operations.
+//!
+//! # Publishing (one write serves all readers)
+//! The writer fills the slot, stores `len` and `wseq` (relaxed), then `lap`
+//! and `op` with Release.  A reader waits until it loads (Acquire) both
+//! `op == its op` and `lap == its lap`.  Whichever of the two Release stores
+//! its Acquire loads read from, that store was made after the data, `len` and
+//! `wseq`, so they are visible.  The pair is unique: `op` never repeats (u64),
+//! and within one operation each lap of a slot holds one fragment.  A slot
+//! cannot move past the content a reader waits for, because the writer does
+//! not reuse a slot before all its readers acknowledged it (next paragraph).
+//! Payloads of at most [`INLINE_BYTES`] ride in the header's cache line, so a
+//! small message costs the reader one line transfer.
+//!
+//! # Acknowledging (one monotone counter per reader and queue)
+//! `wseq` numbers the writer's publications 1, 2, 3, ...  A reader consumes a
+//! queue's fragments in publication order, so after copying a fragment out it
+//! stores (Release) that fragment's `wseq` into its ack line of the queue.
+//! Before reusing a slot the writer waits (Acquire) until every reader of the
+//! slot's previous content has an ack value >= that content's `wseq`.  The
+//! writer remembers those readers in private memory ([`Writer`]), which is what
+//! lets different operations address different reader sets.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::layout::Layout;
+use crate::wait::Waiter;
+
+/// Payload bytes that fit in a slot header's cache line.
+pub const INLINE_BYTES: usize = 32;
+
+/// One slot's control line.  Written by the queue owner only.
+#[repr(C, align(64))]
+pub struct SlotHeader {
+    op: AtomicU64,
+    lap: AtomicU64,
+    wseq: AtomicU64,
+    len: AtomicU32,
+    _reserved: u32,
+    inline: UnsafeCell<[u8; INLINE_BYTES]>,
+}
+
+/// One reader's acknowledgement line for one queue.  Written by that reader only.
+#[repr(C, align(64))]
+pub struct AckLine {
+    consumed: AtomicU64,
+}
+
+const _: () = assert!(std::mem::size_of::<SlotHeader>() == crate::layout::CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<AckLine>() == crate::layout::CACHE_LINE);
+
+/// Where a fragment goes: fragment `index` of operation `op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pos {
+    pub op: u64,
+    pub index: u64,
+}
+
+impl Pos {
+    pub fn new(op: u64, index: usize) -> Pos {
+        Pos { op, index: index as u64 }
+    }
+}
+
+/// Who will read a published fragment.
+#[derive(Clone, Copy, Debug)]
+pub enum Readers<'a> {
+    /// Every process but the writer.
+    AllOthers,
+    One(usize),
+    List(&'a [usize]),
+}
+
+/// A view of the p queues of a mapped segment.
+pub struct Queues {
+    base: *mut u8,
+    layout: Layout,
+}
+
+// SAFETY: all cross-process (and cross-thread) access to the memory behind
+// `base` follows the protocol described above: control words are atomics, and
+// slot data is written only by its owner while no reader may read it.
+unsafe impl Send for Queues {}
+unsafe impl Sync for Queues {}
+
+impl Queues {
+    /// # Safety
+    /// `base` must point to `layout.total` bytes, 4096-aligned, zero-filled
+    /// before first use by any process, and alive as long as the `Queues`.
+    pub unsafe fn new(base: *mut u8, layout: Layout) -> Queues {
+        Queues { base, layout }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn header(&self, w: usize, k: usize) -> &SlotHeader {
+        debug_assert!(w < self.layout.p && k < self.layout.s);
+        // SAFETY: in bounds by the layout; aligned to a cache line; SlotHeader
+        // is only accessed through atomics and the UnsafeCell.
+        unsafe { &*(self.base.add(self.layout.slot_header(w, k)) as *const SlotHeader) }
+    }
+
+    fn ack(&self, w: usize, r: usize) -> &AtomicU64 {
+        debug_assert!(w < self.layout.p && r < self.layout.p);
+        // SAFETY: as above.
+        unsafe { &(*(self.base.add(self.layout.ack_line(w, r)) as *const AckLine)).consumed }
+    }
+
+    /// Slot and lap of a position.
+    fn place(&self, pos: Pos) -> (usize, u64) {
+        let s = self.layout.s as u64;
+        let position = pos.op % s + pos.index;
+        ((position % s) as usize, position / s)
+    }
+
+    /// Where the `len` bytes of slot `k` of queue `w` live (inline or data area).
+    fn buffer(&self, w: usize, k: usize, len: usize) -> *mut u8 {
+        if len <= INLINE_BYTES {
+            self.header(w, k).inline.get().cast()
+        } else {
+            // SAFETY: in bounds by the layout.
+            unsafe { self.base.add(self.layout.slot_data(w, k)) }
+        }
+    }
+
+    /// Largest fragment a slot holds.
+    pub fn fragment_bytes(&self) -> usize {
+        self.layout.f
+    }
+
+    /// Waits for fragment `pos` of queue `w` and returns where it is.
+    pub fn receive(&self, waiter: &Waiter, w: usize, pos: Pos) -> Incoming {
+        let (k, lap) = self.place(pos);
+        let h = self.header(w, k);
+        waiter.until(|| h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap);
+        let len = h.len.load(Ordering::Relaxed) as usize;
+        Incoming { data: self.buffer(w, k, len), len, wseq: h.wseq.load(Ordering::Relaxed) }
+    }
+
+    /// Tells queue `w`'s owner that reader `me` is done with `fragment`
+    /// (and with everything it published before it).
+    pub fn release(&self, me: usize, w: usize, fragment: Incoming) {
+        // Release: our reads of the slot happen before the owner's next write.
+        self.ack(w, me).store(fragment.wseq, Ordering::Release);
+    }
+}
+
+/// A received fragment: valid until released.
+#[derive(Clone, Copy, Debug)]
+pub struct Incoming {
+    pub data: *const u8,
+    pub len: usize,
+    wseq: u64,
+}
+
+impl Incoming {
+    /// The fragment's bytes.
+    ///
+    /// # Safety
+    /// Only until the fragment is released.
+    pub unsafe fn bytes<'a>(&self) -> &'a [u8] {
+        std::slice::from_raw_parts(self.data, self.len)
+    }
+}
+
+/// Who must still acknowledge a slot's current content.
+#[derive(Clone, Debug, Default)]
+struct Pending {
+    wseq: u64,
+    all_others: bool,
+    readers: Vec<u32>,
+}
+
+/// The owner's private bookkeeping for its own queue.
+pub struct Writer {
+    me: usize,
+    next_wseq: u64,
+    pending: Vec<Pending>,
+}
+
+impl Writer {
+    pub fn new(me: usize, slots: usize) -> Writer {
+        Writer { me, next_wseq: 1, pending: vec![Pending::default(); slots] }
+    }
+
+    /// Waits until the slot of `pos` may be overwritten and returns where to
+    /// put `len` (<= f) bytes.  Follow with [`Writer::publish`].
+    pub fn reserve(&mut self, q: &Queues, waiter: &Waiter, pos: Pos, len: usize) -> *mut u8 {
+        debug_assert!(len <= q.layout.f);
+        let (k, _) = q.place(pos);
+        let pending = &mut self.pending[k];
+        if pending.wseq != 0 {
+            let wseq = pending.wseq;
+            let acked = |r: usize| q.ack(self.me, r).load(Ordering::Acquire) >= wseq;
+            if pending.all_others {
+                for r in (0..q.layout.p).filter(|&r| r != self.me) {
+                    waiter.until(|| acked(r));
+                }
+            } else {
+                for &r in &pending.readers {
+                    waiter.until(|| acked(r as usize));
+                }
+            }
+            pending.wseq = 0;
+        }
+        q.buffer(self.me, k, len)
+    }
+
+    /// Makes the `len` bytes written at the reserved place visible to `readers`.
+    pub fn publish(&mut self, q: &Queues, pos: Pos, len: usize, readers: Readers<'_>) {
+        let (k, lap) = q.place(pos);
+        let wseq = self.next_wseq;
+        self.next_wseq += 1;
+        let pending = &mut self.pending[k];
+        pending.wseq = wseq;
+        pending.readers.clear();
+        pending.all_others = false;
+        match readers {
+            Readers::AllOthers => pending.all_others = true,
+            Readers::One(r) => pending.readers.push(r as u32),
+            Readers::List(list) => pending.readers.extend(list.iter().map(|&r| r as u32)),
+        }
+        let h = q.header(self.me, k);
+        h.len.store(len as u32, Ordering::Relaxed);
+        h.wseq.store(wseq, Ordering::Relaxed);
+        // Release, lap before op: see the module documentation.
+        h.lap.store(lap, Ordering::Release);
+        h.op.store(pos.op, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Zeroed, page-aligned memory standing in for a mapped segment.
+    pub struct TestSegment {
+        ptr: *mut u8,
+        layout: std::alloc::Layout,
+        pub queues: Queues,
+    }
+    unsafe impl Send for TestSegment {}
+    unsafe impl Sync for TestSegment {}
+    impl TestSegment {
+        pub fn new(geometry: Layout) -> Arc<TestSegment> {
+            let layout = std::alloc::Layout::from_size_align(geometry.total, 4096).unwrap();
+            let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+            assert!(!ptr.is_null());
+            Arc::new(TestSegment { ptr, layout, queues: unsafe { Queues::new(ptr, geometry) } })
+        }
+    }
+    impl Drop for TestSegment {
+        fn drop(&mut self) {
+            unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+        }
+    }
+
+    fn pattern(op: u64, index: usize, len: usize) -> Vec<u8> {
+        (0..len).map(|i| (op as usize * 31 + index * 7 + i) as u8).collect()
+    }
+
+    /// One writer broadcasts many operations of varying fragment counts
+    /// (wrapping the queue many times) to all others; every byte is checked.
+    #[test]
+    fn broadcast_through_threads() {
+        let p = 4;
+        let seg = TestSegment::new(Layout::new(p, 3, 64).unwrap());
+        let ops: Vec<(u64, usize, usize)> = (1..=400u64).map(|op| (op, (op as usize * 7) % 5, ((op as usize * 13) % 64) + 1)).collect();
+        let ops = Arc::new(ops);
+        let handles: Vec<_> = (0..p)
+            .map(|me| {
+                let seg = seg.clone();
+                let ops = ops.clone();
+                std::thread::spawn(move || {
+                    let q = &seg.queues;
+                    let waiter = Waiter::standalone(true);
+                    let mut writer = Writer::new(me, 3);
+                    for &(op, frags, len) in ops.iter() {
+                        let root = (op as usize) % p;
+                        for i in 0..frags {
+                            let pos = Pos::new(op, i);
+                            if me == root {
+                                let data = pattern(op, i, len);
+                                let dst = writer.reserve(q, &waiter, pos, len);
+                                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, len) };
+                                writer.publish(q, pos, len, Readers::AllOthers);
+                            } else {
+                                let got = q.receive(&waiter, root, pos);
+                                assert_eq!(unsafe { got.bytes() }, &pattern(op, i, len)[..]);
+                                q.release(me, root, got);
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+
+    /// Every process writes to a single reader (a reduce's pattern) while the
+    /// reader consumes queues in reverse rank order, plus a point-to-point
+    /// chain addressed with `Readers::List`.
+    #[test]
+    fn many_to_one_and_lists() {
+        let p = 5;
+        let s = 2;
+        let seg = TestSegment::new(Layout::new(p, s, 128).unwrap());
+        let handles: Vec<_> = (0..p)
+            .map(|me| {
+                let seg = seg.clone();
+                std::thread::spawn(move || {
+                    let q = &seg.queues;
+                    let waiter = Waiter::standalone(true);
+                    let mut writer = Writer::new(me, s);
+                    let mut op = 0;
+                    for round in 0..200usize {
+                        op += 1;
+                        let root = round % p;
+                        let frags = 1 + round % 4;
+                        for i in 0..frags {
+                            let pos = Pos::new(op, i);
+                            let len = 1 + (round + i) % 128;
+                            if me != root {
+                                let data = pattern(op + me as u64, i, len);
+                                let dst = writer.reserve(q, &waiter, pos, len);
+                                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, len) };
+                                writer.publish(q, pos, len, Readers::One(root));
+                            } else {
+                                for w in (0..p).rev().filter(|&w| w != me) {
+                                    let got = q.receive(&waiter, w, pos);
+                                    assert_eq!(unsafe { got.bytes() }, &pattern(op + w as u64, i, len)[..]);
+                                    q.release(me, w, got);
+                                }
+                            }
+                        }
+                        // A chain 0 -> {1,2} -> ... addressed by lists.
+                        op += 1;
+                        let pos = Pos::new(op, 0);
+                        if me == 0 {
+                            let dst = writer.reserve(q, &waiter, pos, 8);
+                            unsafe { std::ptr::copy_nonoverlapping(&(op.to_le_bytes()) as *const u8, dst, 8) };
+                            writer.publish(q, pos, 8, Readers::List(&[1, 2]));
+                        } else if me <= 2 {
+                            let got = q.receive(&waiter, 0, pos);
+                            assert_eq!(unsafe { got.bytes() }, &op.to_le_bytes());
+                            q.release(me, 0, got);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn positions_wrap_and_spread() {
+        let seg = TestSegment::new(Layout::new(2, 4, 64).unwrap());
+        let q = &seg.queues;
+        assert_eq!(q.place(Pos::new(1, 0)), (1, 0));
+        assert_eq!(q.place(Pos::new(1, 3)), (0, 1));
+        assert_eq!(q.place(Pos::new(6, 9)), (3, 2));
+        // Consecutive single-fragment operations use consecutive slots.
+        let slots: Vec<usize> = (1..=8).map(|op| q.place(Pos::new(op, 0)).0).collect();
+        assert_eq!(slots, vec![1, 2, 3, 0, 1, 2, 3, 0]);
+    }
+}

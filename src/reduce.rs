@@ -1,0 +1,182 @@
+//! MPI_Reduce and MPI_Allreduce over the queues (paper, Algorithm 2 and its
+//! k-nomial variant).
+//!
+//! Both are one k-nomial tree walk; "linear" is the tree whose radix is the
+//! process count (every process a child of the root).  For each fragment
+//! (whole elements only) a node combines its own elements with its children's
+//! partial results, which it reads straight from their queues:
+//!
+//! `acc = R(c_m); acc = R(c_{m-1}) op acc; ...; acc = x_v op acc`
+//!
+//! Open MPI's reduce primitive computes `target = source op target`, so this
+//! yields `x_v op R(c_1) op ... op R(c_m)`, and because subtrees are
+//! contiguous rank ranges taken in increasing order (see `tree`), the result
+//! is MPI's canonical `x_0 op x_1 op ... op x_{p-1}` for non-commutative
+//! operations too.  For those the tree is rooted at rank 0 and rank 0 hands
+//! the result to the root; commutative operations root the tree at the root.
+//!
+//! A node's accumulator is the slot it publishes to its parent, so partial
+//! results are never copied twice.  Allreduce is a reduction to rank 0 whose
+//! result slots are published to everybody: every process copies the same
+//! bytes, so all get bit-identical results.  Non-root processes trail the
+//! result by up to s-1 fragments behind their own contributions, which keeps
+//! the pipeline full without a cycle of waits (a process never holds a slot
+//! that rank 0 needs while waiting for rank 0).
+
+use crate::comm::Shared;
+use crate::dtype::ReduceLayout;
+use crate::ffi::{Dtype, Op};
+use crate::params::Algorithm;
+use crate::queue::{Pos, Readers};
+use crate::tree;
+
+/// One reduction call's buffers and semantics.
+pub struct Reduction {
+    /// This process's contribution (the receive buffer when MPI_IN_PLACE).
+    pub own: *const u8,
+    /// The receive buffer (significant at the root / everywhere for Allreduce).
+    pub rbuf: *mut u8,
+    pub in_place: bool,
+    pub layout: ReduceLayout,
+    pub dtype: Dtype,
+    pub op: Op,
+    pub commutative: bool,
+}
+
+/// The algorithm `auto` stands for.
+pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
+    match alg {
+        Algorithm::Auto if p <= 4 => Algorithm::Linear,
+        Algorithm::Auto => Algorithm::Knomial,
+        other => other,
+    }
+}
+
+/// What the tree's root does with a finished fragment.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sink {
+    /// It is the reduction's root: into its receive buffer.
+    ReceiveBuffer,
+    /// Publish it to the root (non-commutative reduce rooted elsewhere).
+    Forward(usize),
+    /// Publish it to everybody (allreduce).
+    Everybody,
+}
+
+pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
+    let alg = choose(sh.params.reduce, sh.p);
+    let tree_root = if red.commutative { root } else { 0 };
+    let sink = if tree_root == root { Sink::ReceiveBuffer } else { Sink::Forward(root) };
+    walk(sh, red, alg, tree_root, sink);
+}
+
+pub fn allreduce(sh: &mut Shared, red: &Reduction) {
+    let alg = choose(sh.params.allreduce, sh.p);
+    walk(sh, red, alg, 0, Sink::Everybody);
+}
+
+fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink: Sink) {
+    let radix = if alg == Algorithm::Linear { sh.p } else { sh.params.radix };
+    let f = sh.fragment();
+    let op = sh.next_op();
+    let (me, p) = (sh.me, sh.p);
+    let rel = (me + p - tree_root) % p;
+    let parent = tree::parent(rel, radix).map(|v| (v + tree_root) % p);
+    tree::children(rel, radix, p, &mut sh.kids);
+    for k in sh.kids.iter_mut() {
+        *k = (*k + tree_root) % p;
+    }
+    let frags = red.layout.fragments(f);
+    // Who, besides the tree, reads the result from the tree root's queue.
+    let result_reader = match sink {
+        Sink::Forward(r) if me == r => true,
+        Sink::Everybody => me != tree_root,
+        _ => false,
+    };
+    let lag = if sink == Sink::Everybody { sh.queues.layout().s - 1 } else { 0 };
+
+    for step in 0..frags + lag {
+        if step < frags {
+            combine_fragment(sh, red, step, op, parent, sink);
+        }
+        if result_reader && step >= lag {
+            let i = step - lag;
+            let (_, n, offset, len) = red.layout.fragment(i, f);
+            let frag = sh.queues.receive(&sh.waiter, tree_root, Pos::new(op, i));
+            debug_assert_eq!(frag.len, len);
+            // SAFETY: rbuf holds the whole result; the fragment is valid until released.
+            unsafe { red.layout.copy_to_user(red.rbuf.add(offset), frag.data, n) };
+            sh.queues.release(me, tree_root, frag);
+        }
+    }
+}
+
+/// Computes this node's partial result for fragment `i` and delivers it.
+fn combine_fragment(sh: &mut Shared, red: &Reduction, i: usize, op: u64, parent: Option<usize>, sink: Sink) {
+    let f = sh.fragment();
+    let (_, n, offset, len) = red.layout.fragment(i, f);
+    let pos = Pos::new(op, i);
+    // SAFETY (pointer arithmetic below): offsets stay within the user buffers,
+    // which hold `count` elements.
+    let own = unsafe { red.own.add(offset) };
+
+    // Where the partial result accumulates: our own slot when it goes on to
+    // another process; at the root the receive buffer itself when that is
+    // safe, else the scratch fragment.
+    let publishes = parent.is_some() || sink != Sink::ReceiveBuffer;
+    let mut in_scratch = false;
+    let (acc, acc_holds_own) = if publishes {
+        (sh.writer.reserve(&sh.queues, &sh.waiter, pos, len), false)
+    } else if red.in_place && red.commutative {
+        // Order-free: the receive buffer already holds our part; the
+        // operation writes element data only, never padding.
+        (unsafe { red.rbuf.add(offset) }, true)
+    } else if !red.in_place && red.layout.dense() {
+        (unsafe { red.rbuf.add(offset) }, false)
+    } else {
+        // In place and ordered (our part must be combined last), or padded
+        // elements whose padding must not be written into the user's buffer.
+        in_scratch = true;
+        (sh.scratch.ptr(), false)
+    };
+
+    // SAFETY: every pointer addresses `len` bytes: user buffers by the layout,
+    // slots by the fragment size; received fragments stay valid until released.
+    unsafe {
+        if acc_holds_own {
+            for &c in &sh.kids {
+                let frag = sh.queues.receive(&sh.waiter, c, pos);
+                red.op.reduce(frag.data, acc, n, red.dtype);
+                sh.queues.release(sh.me, c, frag);
+            }
+        } else if let Some((&last, rest)) = sh.kids.split_last() {
+            let frag = sh.queues.receive(&sh.waiter, last, pos);
+            std::ptr::copy_nonoverlapping(frag.data, acc, len);
+            sh.queues.release(sh.me, last, frag);
+            for &c in rest.iter().rev() {
+                let frag = sh.queues.receive(&sh.waiter, c, pos);
+                red.op.reduce(frag.data, acc, n, red.dtype);
+                sh.queues.release(sh.me, c, frag);
+            }
+            red.op.reduce(own, acc, n, red.dtype);
+        } else {
+            std::ptr::copy_nonoverlapping(own, acc, len);
+        }
+    }
+
+    match (parent, sink) {
+        (Some(up), _) => sh.writer.publish(&sh.queues, pos, len, Readers::One(up)),
+        (None, Sink::Forward(root)) => sh.writer.publish(&sh.queues, pos, len, Readers::One(root)),
+        (None, Sink::Everybody) => {
+            sh.writer.publish(&sh.queues, pos, len, Readers::AllOthers);
+            // SAFETY: our own published slot is only read by others until we reuse it.
+            unsafe { red.layout.copy_to_user(red.rbuf.add(offset), acc, n) };
+        }
+        (None, Sink::ReceiveBuffer) => {
+            if in_scratch {
+                // SAFETY: scratch holds the fragment; rbuf its place.
+                unsafe { red.layout.copy_to_user(red.rbuf.add(offset), acc, n) };
+            }
+        }
+    }
+}

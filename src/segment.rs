@@ -1,0 +1,156 @@
+//! The per-communicator shared-memory segment: creation, mapping, placement
+//! and removal of its name.
+//!
+//! Lifecycle (driven by `comm::Shared::establish`, all processes together):
+//! 1. the leader creates a uniquely named POSIX shm object (O_EXCL, mode 0600)
+//!    sized for the layout, and maps it;
+//! 2. the name travels to the others through the previous coll component;
+//! 3. everybody maps it and reserves (fallocate) the pages of its own queue:
+//!    tmpfs allocates a page on behalf of the process that first touches it,
+//!    so each queue lands on its owner's NUMA node, and a full /dev/shm is
+//!    reported as an error here instead of a SIGBUS later;
+//! 4. after an agreement that all mapped it, the leader unlinks the name: from
+//!    then on a crash leaves nothing behind in /dev/shm.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::{MmapMut, MmapOptions};
+
+use crate::layout::{Layout, MAGIC, PAGE};
+
+/// A mapped segment.  Unmapped on drop.
+pub struct Segment {
+    map: MmapMut,
+    layout: Layout,
+}
+
+/// Length of the name buffer exchanged between processes (NUL-padded).
+pub const NAME_BYTES: usize = 64;
+
+static NAME_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn os_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+fn shm_open(name: &CString, create: bool) -> Result<OwnedFd, std::io::Error> {
+    let flags = if create { libc::O_CREAT | libc::O_EXCL | libc::O_RDWR } else { libc::O_RDWR };
+    // SAFETY: a valid C string; the returned descriptor is owned below.
+    let fd = unsafe { libc::shm_open(name.as_ptr(), flags, 0o600) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn map(fd: OwnedFd, layout: Layout) -> Result<Segment, String> {
+    let file = File::from(fd);
+    // SAFETY: the shm object is shared on purpose; all concurrent access to it
+    // goes through the queue protocol (atomics), never through Rust references
+    // to plain data.
+    let map = unsafe { MmapOptions::new().len(layout.total).map_mut(&file) }.map_err(|e| format!("mmap: {e}"))?;
+    Ok(Segment { map, layout })
+}
+
+/// Removes a shm name (the mapping stays valid).
+pub fn unlink(name: &str) {
+    if let Ok(c) = CString::new(name) {
+        // SAFETY: a valid C string.
+        unsafe { libc::shm_unlink(c.as_ptr()) };
+    }
+}
+
+impl Segment {
+    /// Creates a new, uniquely named segment; returns it and its name.
+    pub fn create(layout: Layout) -> Result<(Segment, String), String> {
+        loop {
+            let name = format!(
+                "/sharm-{}-{}-{:x}",
+                std::process::id(),
+                NAME_COUNTER.fetch_add(1, Ordering::Relaxed),
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+            );
+            let cname = CString::new(name.clone()).expect("no NUL in name");
+            let fd = match shm_open(&cname, true) {
+                Ok(fd) => fd,
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => continue,
+                Err(e) => return Err(format!("shm_open {name}: {e}")),
+            };
+            let size = layout.total as libc::off_t;
+            // SAFETY: a valid descriptor.
+            if unsafe { libc::ftruncate(std::os::fd::AsRawFd::as_raw_fd(&fd), size) } != 0 {
+                let e = os_error("ftruncate");
+                unlink(&name);
+                return Err(e);
+            }
+            let result = Self::reserve(&fd, 0, layout.queues_offset).and_then(|_| map(fd, layout));
+            return match result {
+                Ok(mut seg) => {
+                    seg.write_header();
+                    Ok((seg, name))
+                }
+                Err(e) => {
+                    unlink(&name);
+                    Err(e)
+                }
+            };
+        }
+    }
+
+    /// Maps an existing segment by name and checks it matches `layout`.
+    pub fn open(name: &str, layout: Layout) -> Result<Segment, String> {
+        let cname = CString::new(name).map_err(|_| "bad segment name".to_owned())?;
+        let fd = shm_open(&cname, false).map_err(|e| format!("shm_open {name}: {e}"))?;
+        let seg = map(fd, layout)?;
+        if seg.header_word(0) != MAGIC
+            || seg.header_word(1) != layout.p as u64
+            || seg.header_word(2) != layout.s as u64
+            || seg.header_word(3) != layout.f as u64
+        {
+            return Err(format!("segment {name} does not match this communicator's layout"));
+        }
+        Ok(seg)
+    }
+
+    /// Allocates the pages of queue `owner` from the calling process (first
+    /// touch: they land on its NUMA node).  Fails cleanly when /dev/shm is full.
+    pub fn place_queue(&self, name: &str, owner: usize) -> Result<(), String> {
+        let cname = CString::new(name).map_err(|_| "bad segment name".to_owned())?;
+        let fd = shm_open(&cname, false).map_err(|e| format!("shm_open {name}: {e}"))?;
+        Self::reserve(&fd, self.layout.queue(owner), self.layout.queue_stride)
+    }
+
+    fn reserve(fd: &OwnedFd, offset: usize, len: usize) -> Result<(), String> {
+        // SAFETY: a valid descriptor; the range lies within the object's size.
+        let rc = unsafe { libc::posix_fallocate(std::os::fd::AsRawFd::as_raw_fd(fd), offset as libc::off_t, len as libc::off_t) };
+        if rc != 0 {
+            return Err(format!("posix_fallocate of {len} bytes in /dev/shm: {}", std::io::Error::from_raw_os_error(rc)));
+        }
+        Ok(())
+    }
+
+    fn write_header(&mut self) {
+        let words = [MAGIC, self.layout.p as u64, self.layout.s as u64, self.layout.f as u64];
+        for (i, w) in words.iter().enumerate() {
+            self.map[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
+        }
+    }
+
+    fn header_word(&self, i: usize) -> u64 {
+        u64::from_le_bytes(self.map[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+    }
+
+    /// Base address of the mapping (page aligned).
+    pub fn base(&self) -> *mut u8 {
+        debug_assert_eq!(self.map.as_ptr() as usize % PAGE, 0);
+        self.map.as_ptr() as *mut u8
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+}
