@@ -75,6 +75,7 @@ typedef struct {
     int max_warmup;
     int root;
     int memcpy_mode;
+    int inject_wrong;             /* op whose result is corrupted, or -1 */
 } options_t;
 
 static void usage(FILE *f)
@@ -90,7 +91,9 @@ static void usage(FILE *f)
         "  --max-iters N     maximum measured iterations (default 1000)\n"
         "  --max-warmup N    maximum warm-up iterations (default 20)\n"
         "  --root R          root rank for rooted collectives (default 0)\n"
-        "  --memcpy          single-core memcpy bandwidth test, no MPI\n");
+        "  --memcpy          single-core memcpy bandwidth test, no MPI\n"
+        "  --inject-wrong OP self-test only: corrupt OP's result on one rank\n"
+        "                    after each call (must be reported WRONG)\n");
 }
 
 /* Parses "8", "64K", "4M" (binary multiples).  Returns 0 on error. */
@@ -168,6 +171,7 @@ static int parse_options(int argc, char **argv, options_t *o)
     o->min_iters = 5;
     o->max_iters = 1000;
     o->max_warmup = 20;
+    o->inject_wrong = -1;
     parse_sizes("8,512,8K,64K,1M,4M", o);
 
     for (int i = 1; i < argc; i++) {
@@ -198,6 +202,14 @@ static int parse_options(int argc, char **argv, options_t *o)
             bad = parse_int_arg(v, 0, &o->max_warmup);
         else if (strcmp(a, "--root") == 0)
             bad = parse_int_arg(v, 0, &o->root);
+        else if (strcmp(a, "--inject-wrong") == 0) {
+            unsigned m = 0;
+            bad = parse_ops(v, &m);
+            for (int k = 0; k < OP_COUNT; k++)
+                if (m == 1u << k)
+                    o->inject_wrong = k;
+            bad = bad || o->inject_wrong < 0;
+        }
         else {
             fprintf(stderr, "sharm_bench: unknown option %s\n", a);
             usage(stderr);
@@ -611,6 +623,35 @@ static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
     return 0;
 }
 
+/* Self-test hook: damages one value of the result on one checking rank,
+ * to prove that wrong results are detected and reported. */
+static void op_corrupt(ctx_t *c)
+{
+    int victim = (c->op == OP_REDUCE || c->op == OP_GATHER)
+                 ? c->root : (c->root + 1) % c->np;
+    if (c->rank != victim)
+        return;
+    switch (c->op) {
+    case OP_BCAST:
+        ((unsigned char *)c->sbuf)[c->bytes / 2] ^= 0x10;
+        break;
+    case OP_REDUCE:
+    case OP_ALLREDUCE:
+        ((float *)c->rbuf)[c->count / 2] += 1.0f;
+        break;
+    case OP_ALLGATHER:
+    case OP_GATHER:
+        ((unsigned char *)c->rbuf)[c->bytes * (size_t)c->np / 2] ^= 0x10;
+        break;
+    case OP_SCATTER:
+        ((unsigned char *)c->rbuf)[c->bytes / 2] ^= 0x10;
+        break;
+    case OP_BARRIER:
+    case OP_COUNT:
+        break;
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* Measurement loop                                                    */
 /* ------------------------------------------------------------------ */
@@ -618,6 +659,7 @@ static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
 #define DETAIL_LEN 160
 
 typedef struct {
+    int inject_wrong;         /* op to corrupt (self-test), or -1 */
     unsigned iter;            /* global pattern counter, same on all ranks */
     int wrong;                /* this rank saw a wrong result */
     char detail[DETAIL_LEN];  /* first problem seen by this rank */
@@ -633,6 +675,8 @@ static double one_iteration(ctx_t *c, run_state_t *st)
     double t0 = MPI_Wtime();
     int rc = op_execute(c);
     double t1 = MPI_Wtime();
+    if ((int)c->op == st->inject_wrong)
+        op_corrupt(c);
     if (st->wrong)
         return t1 - t0; /* already reported; skip further checking */
     if (rc != MPI_SUCCESS) {
@@ -812,7 +856,7 @@ int main(int argc, char **argv)
     if (g_rank == 0)
         print_info(&o);
 
-    run_state_t st = { 0 };
+    run_state_t st = { .inject_wrong = o.inject_wrong };
     int wrong = 0;
     /* Barrier has no message size: measured once, reported as bytes=0. */
     if (o.ops_mask & (1u << OP_BARRIER))

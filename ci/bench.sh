@@ -171,7 +171,9 @@ build_bench() {
 # with MPICH's headers and linked against Intel's library.
 IMPI_ROOT=""
 setup_impi() {
-    local venv="$OUT/impi-venv"
+    # Cached outside $OUT so a fresh output dir does not re-download it.
+    local venv="${XDG_CACHE_HOME:-$HOME/.cache}/sharm-bench/impi-venv"
+    mkdir -p "$(dirname "$venv")" || return 1
     if [ ! -x "$venv/bin/python" ]; then
         log "bench: installing Intel MPI runtime (pip impi-rt, ~300 MB) into $venv"
         python3 -m venv "$venv" || return 1
@@ -319,7 +321,10 @@ run_launch() {
     shift 5
     local out="$RAW/$id.out" err="$RAW/$id.err"
     local t0=$SECONDS
+    # SHARM_BENCH_ARGS: extra benchmark options (used by ci/bench-selftest.sh)
+    # shellcheck disable=SC2086
     timeout -k 5 "$TIMEOUT" "${LAUNCH[@]}" --sizes "$sizes" --ops "$ops" "$@" \
+        ${SHARM_BENCH_ARGS:-} \
         >"$out" 2>"$err" </dev/null
     local rc=$? status=ok
     if [ $rc = 124 ] || [ $rc = 137 ]; then

@@ -10,6 +10,7 @@
 #include "ompi/group/group.h"
 #include "opal/datatype/opal_convertor.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/util/proc.h"
 
 int32_t sharm_glue_comm_rank(void *comm) { return ompi_comm_rank(comm); }
 int32_t sharm_glue_comm_size(void *comm) { return ompi_comm_size(comm); }
@@ -24,6 +25,7 @@ int32_t sharm_glue_comm_all_local(void *comm)
 
 void sharm_glue_progress(void) { opal_progress(); }
 int32_t sharm_glue_yield_when_idle(void) { return opal_progress_yield_when_idle ? 1 : 0; }
+int32_t sharm_glue_local_procs(void) { return opal_process_info.num_local_peers + 1; }
 
 void sharm_glue_dtype_info(void *dtype, struct sharm_dtype_info *out)
 {

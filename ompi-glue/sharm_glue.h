@@ -103,6 +103,8 @@ void sharm_glue_progress(void);
 /* 1 when Open MPI asked idle processes to yield (mpi_yield_when_idle, set
  * automatically when processes outnumber cores). */
 int32_t sharm_glue_yield_when_idle(void);
+/* Processes of this job on this node, this one included. */
+int32_t sharm_glue_local_procs(void);
 
 /* ---- datatypes ---- */
 struct sharm_dtype_info {

@@ -269,7 +269,8 @@ impl CommState {
         }
         let segment = mapped.expect("agreed mapped");
         ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
-        debug!("{}: segment of {} bytes ready (p={} s={} f={})", self.label, layout.total, layout.p, layout.s, layout.f);
+        let waiter = Waiter { progress: ffi::progress, yield_early: ffi::oversubscribed() };
+        debug!("{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {})", self.label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early);
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
         // lives as long as `segment`, which `Shared` owns alongside `queues`.
         let queues = unsafe { Queues::new(segment.base(), layout) };
@@ -277,7 +278,7 @@ impl CommState {
             segment,
             queues,
             writer: Writer::new(self.rank, layout.s),
-            waiter: Waiter { progress: ffi::progress, yield_early: ffi::yield_when_idle() },
+            waiter,
             me: self.rank,
             p: self.size,
             params,

@@ -79,6 +79,7 @@ extern "C" {
 
     fn sharm_glue_progress();
     fn sharm_glue_yield_when_idle() -> i32;
+    fn sharm_glue_local_procs() -> i32;
 
     fn sharm_glue_dtype_info(dtype: *mut c_void, out: *mut DtypeInfo);
     fn sharm_glue_dtype_contiguous(dtype: *mut c_void, count: i32) -> i32;
@@ -150,10 +151,16 @@ pub fn progress() {
     unsafe { sharm_glue_progress() };
 }
 
-/// Whether Open MPI asked idle processes to yield the CPU (oversubscription).
-pub fn yield_when_idle() -> bool {
-    // SAFETY: reads a global flag.
-    unsafe { sharm_glue_yield_when_idle() != 0 }
+/// Whether waits should yield the CPU early: Open MPI asked for it
+/// (`mpi_yield_when_idle`), or this job has more processes on this node than
+/// the node has CPUs online (mpirun does not always set the flag then: seen
+/// with 3 processes on 2 cores).
+pub fn oversubscribed() -> bool {
+    // SAFETY: reads global values.
+    let (asked, local) = unsafe { (sharm_glue_yield_when_idle() != 0, sharm_glue_local_procs()) };
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    asked || (cpus > 0 && i64::from(local) > cpus as i64)
 }
 
 pub fn in_place() -> *const c_void {
