@@ -170,6 +170,7 @@ build_bench() {
 # Its libmpi.so.12 is MPICH-ABI compatible, so the benchmark is compiled
 # with MPICH's headers and linked against Intel's library.
 IMPI_ROOT=""
+IMPI_FI_PATH=""
 setup_impi() {
     # Cached outside $OUT so a fresh output dir does not re-download it.
     local venv="${XDG_CACHE_HOME:-$HOME/.cache}/sharm-bench/impi-venv"
@@ -185,7 +186,10 @@ setup_impi() {
     lib=$(find "$venv" -name 'libmpi.so.12' -path '*/lib/*' | head -1)
     [ -n "$lib" ] || { log "bench: impi-rt has no libmpi.so.12"; return 1; }
     IMPI_ROOT=$(dirname "$(dirname "$lib")")
-    [ -x "$IMPI_ROOT/bin/mpiexec" ] || IMPI_ROOT=$(dirname "$(dirname "$lib")")
+    [ -x "$IMPI_ROOT/bin/mpiexec" ] || { log "bench: no mpiexec in $IMPI_ROOT/bin"; return 1; }
+    # libfabric providers: lib/libfabric in Intel's layout, lib/ in the wheel
+    IMPI_FI_PATH="$IMPI_ROOT/lib/libfabric"
+    [ -d "$IMPI_FI_PATH" ] || IMPI_FI_PATH="$IMPI_ROOT/lib"
     local inc
     inc=$(mpicc.mpich -show | grep -oE -- '-I[^ ]+' | head -1)
     gcc "${CFLAGS[@]}" $inc -o "$BIN/sharm_bench.impi" \
@@ -261,7 +265,7 @@ launch_cmd() {
             [ $over = 1 ] && pin=0
             LAUNCH=(env "PATH=$IMPI_ROOT/bin:$PATH"
                 "LD_LIBRARY_PATH=$IMPI_ROOT/lib:$IMPI_ROOT/lib/release:${LD_LIBRARY_PATH:-}"
-                "FI_PROVIDER_PATH=$IMPI_ROOT/lib/libfabric" I_MPI_FABRICS=shm
+                "FI_PROVIDER_PATH=$IMPI_FI_PATH" I_MPI_FABRICS=shm
                 "I_MPI_PIN=$pin" "$IMPI_ROOT/bin/mpiexec" -n "$np"
                 "$BIN/sharm_bench.impi") ;;
     esac
