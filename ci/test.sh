@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite: the README's test command, and what .ci/run calls.
+#   formatting and lints, the plugin build, unit tests, the MPI suite under
+#   mpirun (tests/mpi.rs), the benchmark's self-test, and a check that no
+#   shared-memory file or MPI process is left behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+ci/deps.sh
+echo "== format and lints"
+cargo fmt --check
+cargo clippy --all-targets --release -- -D warnings
+echo "== build"
+cargo build --release
+echo "== unit and MPI tests"
+# One test at a time: the MPI scenarios each start an mpirun on a 2-core machine.
+cargo test --release -- --test-threads=1
+if [ -x ci/bench-selftest.sh ]; then
+    echo "== benchmark self-test"
+    ci/bench-selftest.sh
+fi
+echo "== leftovers"
+left=$(ls /dev/shm 2>/dev/null | grep '^sharm-' || true)
+procs=$(pgrep -x 'mpirun|orted|orterun' || true)
+if [ -n "$left" ] || [ -n "$procs" ]; then
+    echo "left behind: shm files [$left] processes [$procs]" >&2
+    exit 1
+fi
+echo "ci/test.sh: all checks passed"
