@@ -233,7 +233,8 @@ def print_table(op, np_, rows, memcpy):
     if show_copy and copy_after is None:
         head.append("copy-lim")
     for c in configs:
-        head.append(c)
+        # the table is per op: "sharm-bcast-linear" -> "sharm-linear"
+        head.append(c.replace(f"sharm-{op}-", "sharm-"))
         if c == copy_after and show_copy:
             head.append("copy-lim")
     if "sharm" in configs and "tuned" in configs:

@@ -29,7 +29,7 @@ NPS="2,4,8"
 OPS="bcast,reduce,allreduce,allgather,gather,scatter,barrier"
 CONFIGS=""
 WITH_IMPI=0
-TIMEOUT=120
+TIMEOUT=""
 BUDGET_MS=""
 FORCE_BUILD=0
 REPEAT=1
@@ -54,7 +54,7 @@ usage: ci/bench.sh [options]
                     reported figure = median of the per-launch medians
                     (default 1; this VM's latency drifts by up to 2x
                     over seconds, so use 3+ for decisions)
-  --timeout S       per-launch timeout in seconds (default 120)
+  --timeout S       per-launch timeout in seconds (default 120, full 300)
   --build           run 'cargo build --release' even if the plugin exists
 EOF
 }
@@ -87,6 +87,9 @@ if [ -z "$SIZES" ]; then
     else
         SIZES="8,512,8K,64K,1M,4M"
     fi
+fi
+if [ -z "$TIMEOUT" ]; then
+    if [ "$FULL" = 1 ]; then TIMEOUT=300; else TIMEOUT=120; fi
 fi
 if [ -z "$BUDGET_MS" ]; then
     if [ "$FULL" = 1 ]; then BUDGET_MS=250; else BUDGET_MS=80; fi
