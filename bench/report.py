@@ -425,7 +425,10 @@ def main():
                   f"bytes={w.get('bytes')} rank {w.get('rank')}: "
                   f"{w.get('detail')}")
         return 1
-    print("\nall checked results correct")
+    n_ok = sum(1 for r in rows.values() if r["status"] == "OK")
+    n_bad = len(rows) - n_ok
+    print(f"\nno WRONG results: {n_ok} rows checked correct"
+          + (f", {n_bad} rows FAILED or timed out" if n_bad else ""))
     return 0
 
 
