@@ -71,7 +71,11 @@ pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
 pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
     let alg = choose(sh.params.bcast, sh.p);
     // Linear is the k-nomial tree whose radix is the process count.
-    let radix = if alg == Algorithm::Linear { sh.p } else { sh.params.radix };
+    let radix = if alg == Algorithm::Linear {
+        sh.p
+    } else {
+        sh.params.radix
+    };
     let f = sh.fragment();
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
@@ -81,7 +85,11 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
     for k in sh.kids.iter_mut() {
         *k = (*k + root) % p;
     }
-    let readers = if sh.kids.len() == p - 1 { Readers::AllOthers } else { Readers::List(&sh.kids) };
+    let readers = if sh.kids.len() == p - 1 {
+        Readers::AllOthers
+    } else {
+        Readers::List(&sh.kids)
+    };
     let has_kids = !sh.kids.is_empty();
 
     for i in 0..bytes.div_ceil(f) {

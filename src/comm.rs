@@ -28,7 +28,8 @@ pub struct Scratch {
 
 impl Scratch {
     fn new(bytes: usize) -> Scratch {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(CACHE_LINE), CACHE_LINE).expect("valid layout");
+        let layout = std::alloc::Layout::from_size_align(bytes.max(CACHE_LINE), CACHE_LINE)
+            .expect("valid layout");
         // SAFETY: non-zero size.
         let ptr = unsafe { std::alloc::alloc(layout) };
         if ptr.is_null() {
@@ -133,11 +134,24 @@ impl CommState {
         if raw.fragment_size < 64 || raw.queue_slots < 2 || raw.knomial_radix < 2 {
             warn!(
                 "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
-                raw.fragment_size, raw.queue_slots, raw.knomial_radix, params.fragment_size, params.queue_slots, params.radix
+                raw.fragment_size,
+                raw.queue_slots,
+                raw.knomial_radix,
+                params.fragment_size,
+                params.queue_slots,
+                params.radix
             );
         }
         debug!("serving communicator {label} ({} processes)", comm.size());
-        Some((CommState { rank: comm.rank(), size: comm.size(), label, status: Status::NotYet }, params.priority))
+        Some((
+            CommState {
+                rank: comm.rank(),
+                size: comm.size(),
+                label,
+                status: Status::NotYet,
+            },
+            params.priority,
+        ))
     }
 
     pub fn label(&self) -> &str {
@@ -146,7 +160,14 @@ impl CommState {
 
     /// Decides whether to serve a call moving `bytes` bytes (`None`: more than
     /// u64 holds); `refusal` gives an operation-specific reason to refuse.
-    pub fn decide(&mut self, module: Module, comm: Comm, coll: Coll, bytes: Option<u64>, refusal: impl FnOnce(&Params, usize) -> Option<Refusal>) -> Decision<'_> {
+    pub fn decide(
+        &mut self,
+        module: Module,
+        comm: Comm,
+        coll: Coll,
+        bytes: Option<u64>,
+        refusal: impl FnOnce(&Params, usize) -> Option<Refusal>,
+    ) -> Decision<'_> {
         let Some(bytes) = bytes else {
             return self.refuse(coll, "the message size overflows".to_owned());
         };
@@ -165,11 +186,19 @@ impl CommState {
         }
         let params = match &self.status {
             Status::Ready(shared) => shared.params,
-            _ => return self.refuse(coll, "the communicator has no shared-memory segment".to_owned()),
+            _ => {
+                return self.refuse(
+                    coll,
+                    "the communicator has no shared-memory segment".to_owned(),
+                )
+            }
         };
         if let Some(max) = params.max_message_size {
             if bytes > max {
-                return self.refuse(coll, format!("{bytes} bytes exceed coll_sharm_max_message_size={max}"));
+                return self.refuse(
+                    coll,
+                    format!("{bytes} bytes exceed coll_sharm_max_message_size={max}"),
+                );
             }
         }
         let f = match &self.status {
@@ -187,7 +216,11 @@ impl CommState {
     }
 
     fn refuse(&self, coll: Coll, why: Refusal) -> Decision<'static> {
-        info!("{}: {} handed to the next component: {why}", self.label, coll.name());
+        info!(
+            "{}: {} handed to the next component: {why}",
+            self.label,
+            coll.name()
+        );
         stats::fallback(coll);
         Decision::Fallback(why)
     }
@@ -198,7 +231,12 @@ impl CommState {
         // 1. Agree on parameters: rank 0's win.
         let mut raw = ffi::params();
         // SAFETY: RawParams is plain old data; viewed as bytes for the exchange.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(&mut raw as *mut RawParams as *mut u8, std::mem::size_of::<RawParams>()) };
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                &mut raw as *mut RawParams as *mut u8,
+                std::mem::size_of::<RawParams>(),
+            )
+        };
         if !module.bcast_bytes(bytes, 0, comm) {
             return Err("parameter exchange failed".into());
         }
@@ -235,7 +273,10 @@ impl CommState {
                     name_buf[..name.len()].copy_from_slice(name.as_bytes());
                     created = Some((seg, name));
                 }
-                Err(e) => warn!("{}: cannot create a shared segment of {} bytes: {e}", self.label, layout.total),
+                Err(e) => warn!(
+                    "{}: cannot create a shared segment of {} bytes: {e}",
+                    self.label, layout.total
+                ),
             }
         }
         if !module.bcast_bytes(&mut name_buf, 0, comm) {
@@ -269,8 +310,14 @@ impl CommState {
         }
         let segment = mapped.expect("agreed mapped");
         ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
-        let waiter = Waiter { progress: ffi::progress, yield_early: ffi::oversubscribed() };
-        debug!("{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {})", self.label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early);
+        let waiter = Waiter {
+            progress: ffi::progress,
+            yield_early: ffi::oversubscribed(),
+        };
+        debug!(
+            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {})",
+            self.label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early
+        );
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
         // lives as long as `segment`, which `Shared` owns alongside `queues`.
         let queues = unsafe { Queues::new(segment.base(), layout) };

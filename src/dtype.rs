@@ -20,7 +20,9 @@ pub fn message_bytes(info: &DtypeInfo, count: i32) -> Option<u64> {
 
 pub fn movement(info: &DtypeInfo, contiguous: bool) -> Movement {
     if contiguous {
-        Movement::Contiguous { offset: info.true_lb as isize }
+        Movement::Contiguous {
+            offset: info.true_lb as isize,
+        }
     } else {
         Movement::Packed
     }
@@ -40,20 +42,36 @@ pub struct ReduceLayout {
 impl ReduceLayout {
     /// Whether sharm can reduce this datatype through fragments of `f` bytes;
     /// `Err` says why not.
-    pub fn classify(info: &DtypeInfo, count: i32, op_intrinsic: bool, f: usize) -> Result<ReduceLayout, String> {
+    pub fn classify(
+        info: &DtypeInfo,
+        count: i32,
+        op_intrinsic: bool,
+        f: usize,
+    ) -> Result<ReduceLayout, String> {
         if op_intrinsic && info.predefined == 0 {
             return Err("a predefined operation on a derived datatype".into());
         }
-        if info.contiguous1 == 0 || info.lb != 0 || info.true_lb != 0 || info.true_extent as u64 != info.size {
+        if info.contiguous1 == 0
+            || info.lb != 0
+            || info.true_lb != 0
+            || info.true_extent as u64 != info.size
+        {
             return Err("a reduction on a non-contiguous datatype".into());
         }
         if info.extent < info.size as i64 {
             return Err("a datatype whose extent is smaller than its size".into());
         }
         if info.extent as u64 > f as u64 {
-            return Err(format!("an element of {} bytes is larger than a fragment ({f} bytes)", info.extent));
+            return Err(format!(
+                "an element of {} bytes is larger than a fragment ({f} bytes)",
+                info.extent
+            ));
         }
-        Ok(ReduceLayout { count: count.max(0) as usize, size: info.size as usize, extent: info.extent as usize })
+        Ok(ReduceLayout {
+            count: count.max(0) as usize,
+            size: info.size as usize,
+            extent: info.extent as usize,
+        })
     }
 
     /// Whole elements per fragment of `f` bytes.
@@ -97,7 +115,11 @@ impl ReduceLayout {
             std::ptr::copy_nonoverlapping(src, dst, self.span(n));
         } else {
             for e in 0..n {
-                std::ptr::copy_nonoverlapping(src.add(e * self.extent), dst.add(e * self.extent), self.size);
+                std::ptr::copy_nonoverlapping(
+                    src.add(e * self.extent),
+                    dst.add(e * self.extent),
+                    self.size,
+                );
             }
         }
     }
@@ -108,7 +130,15 @@ mod tests {
     use super::*;
 
     fn info(size: u64, extent: i64) -> DtypeInfo {
-        DtypeInfo { size, lb: 0, extent, true_lb: 0, true_extent: size as i64, predefined: 1, contiguous1: 1 }
+        DtypeInfo {
+            size,
+            lb: 0,
+            extent,
+            true_lb: 0,
+            true_extent: size as i64,
+            predefined: 1,
+            contiguous1: 1,
+        }
     }
 
     #[test]
@@ -158,7 +188,11 @@ mod tests {
     fn message_sizes() {
         assert_eq!(message_bytes(&info(8, 8), 0), Some(0));
         assert_eq!(message_bytes(&info(0, 0), 5), Some(0));
-        assert_eq!(message_bytes(&info(1 << 40, 1 << 40), i32::MAX), Some((1u64 << 40) * i32::MAX as u64));
+        assert_eq!(
+            message_bytes(&info(1 << 30, 1 << 30), i32::MAX),
+            Some((1u64 << 30) * i32::MAX as u64)
+        );
+        assert_eq!(message_bytes(&info(1 << 40, 1 << 40), i32::MAX), None);
         assert_eq!(message_bytes(&info(8, 8), -1), None);
     }
 }

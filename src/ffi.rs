@@ -40,7 +40,15 @@ pub struct DtypeInfo {
 pub struct Entries {
     pub comm_query: unsafe extern "C" fn(*mut c_void, *mut i32) -> *mut c_void,
     pub comm_free: unsafe extern "C" fn(*mut c_void),
-    pub bcast: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, i32, *mut c_void, i32, *mut c_void) -> i32,
+    pub bcast: unsafe extern "C" fn(
+        *mut c_void,
+        *mut c_void,
+        *mut c_void,
+        i32,
+        *mut c_void,
+        i32,
+        *mut c_void,
+    ) -> i32,
     pub reduce: unsafe extern "C" fn(
         *mut c_void,
         *mut c_void,
@@ -84,21 +92,39 @@ extern "C" {
     fn sharm_glue_dtype_info(dtype: *mut c_void, out: *mut DtypeInfo);
     fn sharm_glue_dtype_contiguous(dtype: *mut c_void, count: i32) -> i32;
     fn sharm_glue_dtype_name(dtype: *mut c_void) -> *const c_char;
-    fn sharm_glue_convertor_new(for_send: i32, dtype: *mut c_void, count: i32, buf: *const c_void) -> *mut c_void;
+    fn sharm_glue_convertor_new(
+        for_send: i32,
+        dtype: *mut c_void,
+        count: i32,
+        buf: *const c_void,
+    ) -> *mut c_void;
     fn sharm_glue_convertor_pack(conv: *mut c_void, dst: *mut c_void, max: u64) -> u64;
     fn sharm_glue_convertor_unpack(conv: *mut c_void, src: *const c_void, len: u64);
     fn sharm_glue_convertor_free(conv: *mut c_void);
 
     fn sharm_glue_op_is_commutative(op: *mut c_void) -> i32;
     fn sharm_glue_op_is_intrinsic(op: *mut c_void) -> i32;
-    fn sharm_glue_op_reduce(op: *mut c_void, source: *const c_void, target: *mut c_void, count: u64, dtype: *mut c_void);
+    fn sharm_glue_op_reduce(
+        op: *mut c_void,
+        source: *const c_void,
+        target: *mut c_void,
+        count: u64,
+        dtype: *mut c_void,
+    );
     fn sharm_glue_op_name(op: *mut c_void) -> *const c_char;
 
     fn sharm_glue_in_place() -> *const c_void;
     fn sharm_glue_success() -> i32;
     fn sharm_glue_error() -> i32;
 
-    fn sharm_glue_prev_bcast(module: *mut c_void, buf: *mut c_void, count: i32, dtype: *mut c_void, root: i32, comm: *mut c_void) -> i32;
+    fn sharm_glue_prev_bcast(
+        module: *mut c_void,
+        buf: *mut c_void,
+        count: i32,
+        dtype: *mut c_void,
+        root: i32,
+        comm: *mut c_void,
+    ) -> i32;
     fn sharm_glue_prev_reduce(
         module: *mut c_void,
         sbuf: *const c_void,
@@ -118,8 +144,18 @@ extern "C" {
         op: *mut c_void,
         comm: *mut c_void,
     ) -> i32;
-    fn sharm_glue_prev_bcast_bytes(module: *mut c_void, buf: *mut c_void, len: i32, root: i32, comm: *mut c_void) -> i32;
-    fn sharm_glue_prev_allreduce_min_i32(module: *mut c_void, value: *mut i32, comm: *mut c_void) -> i32;
+    fn sharm_glue_prev_bcast_bytes(
+        module: *mut c_void,
+        buf: *mut c_void,
+        len: i32,
+        root: i32,
+        comm: *mut c_void,
+    ) -> i32;
+    fn sharm_glue_prev_allreduce_min_i32(
+        module: *mut c_void,
+        value: *mut i32,
+        comm: *mut c_void,
+    ) -> i32;
 }
 
 fn c_str(ptr: *const c_char) -> String {
@@ -127,7 +163,9 @@ fn c_str(ptr: *const c_char) -> String {
         return String::new();
     }
     // SAFETY: Open MPI names are NUL-terminated strings that outlive the call.
-    unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(ptr) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The component's MCA parameters as they are now.
@@ -202,7 +240,12 @@ impl Comm {
     /// "name (cid N)", for messages.
     pub fn label(self) -> String {
         // SAFETY: as above; the name is a NUL-terminated array inside the communicator.
-        let (name, cid) = unsafe { (c_str(sharm_glue_comm_name(self.0)), sharm_glue_comm_cid(self.0)) };
+        let (name, cid) = unsafe {
+            (
+                c_str(sharm_glue_comm_name(self.0)),
+                sharm_glue_comm_cid(self.0),
+            )
+        };
         if name.is_empty() {
             format!("cid {cid}")
         } else {
@@ -311,22 +354,43 @@ pub struct ReduceArgs {
 }
 
 impl Module {
-    pub fn prev_bcast(self, buf: *mut c_void, count: i32, dtype: Dtype, root: i32, comm: Comm) -> i32 {
+    pub fn prev_bcast(
+        self,
+        buf: *mut c_void,
+        count: i32,
+        dtype: Dtype,
+        root: i32,
+        comm: Comm,
+    ) -> i32 {
         // SAFETY: forwards the caller's own arguments to the saved component.
         unsafe { sharm_glue_prev_bcast(self.0, buf, count, dtype.0, root, comm.0) }
     }
     pub fn prev_reduce(self, a: &ReduceArgs, root: i32, comm: Comm) -> i32 {
         // SAFETY: as above.
-        unsafe { sharm_glue_prev_reduce(self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, root, comm.0) }
+        unsafe {
+            sharm_glue_prev_reduce(
+                self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, root, comm.0,
+            )
+        }
     }
     pub fn prev_allreduce(self, a: &ReduceArgs, comm: Comm) -> i32 {
         // SAFETY: as above.
-        unsafe { sharm_glue_prev_allreduce(self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, comm.0) }
+        unsafe {
+            sharm_glue_prev_allreduce(self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, comm.0)
+        }
     }
     /// Broadcasts raw bytes from `root` through the previous component.
     pub fn bcast_bytes(self, buf: &mut [u8], root: usize, comm: Comm) -> bool {
         // SAFETY: `buf` is a valid byte buffer of the given length.
-        unsafe { sharm_glue_prev_bcast_bytes(self.0, buf.as_mut_ptr().cast(), buf.len() as i32, root as i32, comm.0) == success() }
+        unsafe {
+            sharm_glue_prev_bcast_bytes(
+                self.0,
+                buf.as_mut_ptr().cast(),
+                buf.len() as i32,
+                root as i32,
+                comm.0,
+            ) == success()
+        }
     }
     /// Every process learns the minimum of `value` (a collective agreement).
     pub fn agree_min(self, value: i32, comm: Comm) -> Option<i32> {

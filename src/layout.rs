@@ -102,7 +102,16 @@ impl Layout {
             .checked_mul(p)
             .and_then(|q| q.checked_add(queues_offset))
             .ok_or(LayoutError::TooLarge)?;
-        Ok(Layout { p, s, f, control_bytes, queue_stride, sync_offset, queues_offset, total })
+        Ok(Layout {
+            p,
+            s,
+            f,
+            control_bytes,
+            queue_stride,
+            sync_offset,
+            queues_offset,
+            total,
+        })
     }
 
     /// Offset of queue `w`.
@@ -139,7 +148,13 @@ mod tests {
 
     #[test]
     fn regions_are_aligned_and_disjoint() {
-        for &(p, s, f) in &[(2, 2, 64), (3, 8, 8192), (17, 5, 1000), (70, 8, 8192), (4096, 2, 64)] {
+        for &(p, s, f) in &[
+            (2, 2, 64),
+            (3, 8, 8192),
+            (17, 5, 1000),
+            (70, 8, 8192),
+            (4096, 2, 64),
+        ] {
             let l = Layout::new(p, s, f).unwrap();
             assert_eq!(l.f % CACHE_LINE, 0);
             assert!(l.f >= f);
@@ -162,7 +177,13 @@ mod tests {
         assert_eq!(Layout::new(1, 8, 8192), Err(LayoutError::TooFewProcesses));
         assert_eq!(Layout::new(2, 1, 8192), Err(LayoutError::TooFewSlots));
         assert_eq!(Layout::new(2, 8, 8), Err(LayoutError::FragmentTooSmall));
-        assert_eq!(Layout::new(MAX_PROCS + 1, 8, 8192), Err(LayoutError::TooManyProcesses));
-        assert_eq!(Layout::new(4, usize::MAX / 2, 8192), Err(LayoutError::TooLarge));
+        assert_eq!(
+            Layout::new(MAX_PROCS + 1, 8, 8192),
+            Err(LayoutError::TooManyProcesses)
+        );
+        assert_eq!(
+            Layout::new(4, usize::MAX / 2, 8192),
+            Err(LayoutError::TooLarge)
+        );
     }
 }

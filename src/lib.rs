@@ -57,7 +57,11 @@ extern "C" fn on_load() {
     // SAFETY: runs once, single-threaded, before anyone reads the storage.
     unsafe {
         let storage = std::ptr::addr_of_mut!(mca_coll_sharm_component);
-        ffi::sharm_glue_component_init(storage.cast(), std::mem::size_of::<ComponentStorage>(), &ENTRIES);
+        ffi::sharm_glue_component_init(
+            storage.cast(),
+            std::mem::size_of::<ComponentStorage>(),
+            &ENTRIES,
+        );
     }
 }
 
@@ -85,7 +89,15 @@ unsafe extern "C" fn entry_counter(index: i32) -> u64 {
     stats::read(index.max(0) as usize)
 }
 
-unsafe extern "C" fn entry_bcast(state: *mut c_void, module: *mut c_void, buf: *mut c_void, count: i32, dtype: *mut c_void, root: i32, comm: *mut c_void) -> i32 {
+unsafe extern "C" fn entry_bcast(
+    state: *mut c_void,
+    module: *mut c_void,
+    buf: *mut c_void,
+    count: i32,
+    dtype: *mut c_void,
+    root: i32,
+    comm: *mut c_void,
+) -> i32 {
     let st = &mut *state.cast::<CommState>();
     let (module, comm, dt) = (Module(module), Comm(comm), Dtype(dtype));
     let info = dt.info();
@@ -97,7 +109,9 @@ unsafe extern "C" fn entry_bcast(state: *mut c_void, module: *mut c_void, buf: *
             let bytes = bytes.unwrap_or(0) as usize;
             let me_root = sh.me == root as usize;
             let mut payload = match dtype::movement(&info, dt.contiguous(count)) {
-                dtype::Movement::Contiguous { offset } => bcast::Payload::Contiguous(buf.cast::<u8>().offset(offset)),
+                dtype::Movement::Contiguous { offset } => {
+                    bcast::Payload::Contiguous(buf.cast::<u8>().offset(offset))
+                }
                 dtype::Movement::Packed => match Convertor::new(me_root, dt, count, buf.cast()) {
                     Some(c) => bcast::Payload::Packed(c),
                     // Cannot happen short of memory exhaustion; all processes
@@ -112,21 +126,37 @@ unsafe extern "C" fn entry_bcast(state: *mut c_void, module: *mut c_void, buf: *
 }
 
 /// Shared decision logic of Reduce and Allreduce.
-fn reduction<'a>(st: &'a mut CommState, module: Module, comm: Comm, coll: Coll, a: &ReduceArgs) -> (Decision<'a>, Option<reduce::Reduction>) {
+fn reduction<'a>(
+    st: &'a mut CommState,
+    module: Module,
+    comm: Comm,
+    coll: Coll,
+    a: &ReduceArgs,
+) -> (Decision<'a>, Option<reduce::Reduction>) {
     let info = a.dtype.info();
     let bytes = dtype::message_bytes(&info, a.count);
     let intrinsic = a.op.intrinsic();
     let mut layout = None;
-    let decision = st.decide(module, comm, coll, bytes, |_, f| match dtype::ReduceLayout::classify(&info, a.count, intrinsic, f) {
-        Ok(l) => {
-            layout = Some(l);
-            None
-        }
-        Err(why) => Some(format!("{why} ({} with {})", a.dtype.name(), a.op.name())),
-    });
+    let decision = st.decide(
+        module,
+        comm,
+        coll,
+        bytes,
+        |_, f| match dtype::ReduceLayout::classify(&info, a.count, intrinsic, f) {
+            Ok(l) => {
+                layout = Some(l);
+                None
+            }
+            Err(why) => Some(format!("{why} ({} with {})", a.dtype.name(), a.op.name())),
+        },
+    );
     let in_place = a.sbuf == ffi::in_place();
     let red = layout.map(|layout| reduce::Reduction {
-        own: if in_place { a.rbuf as *const u8 } else { a.sbuf.cast() },
+        own: if in_place {
+            a.rbuf as *const u8
+        } else {
+            a.sbuf.cast()
+        },
         rbuf: a.rbuf.cast(),
         in_place,
         layout,
@@ -138,10 +168,26 @@ fn reduction<'a>(st: &'a mut CommState, module: Module, comm: Comm, coll: Coll, 
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn entry_reduce(state: *mut c_void, module: *mut c_void, sbuf: *const c_void, rbuf: *mut c_void, count: i32, dtype: *mut c_void, op: *mut c_void, root: i32, comm: *mut c_void) -> i32 {
+unsafe extern "C" fn entry_reduce(
+    state: *mut c_void,
+    module: *mut c_void,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i32,
+    dtype: *mut c_void,
+    op: *mut c_void,
+    root: i32,
+    comm: *mut c_void,
+) -> i32 {
     let st = &mut *state.cast::<CommState>();
     let (module, comm) = (Module(module), Comm(comm));
-    let args = ReduceArgs { sbuf, rbuf, count, dtype: Dtype(dtype), op: Op(op) };
+    let args = ReduceArgs {
+        sbuf,
+        rbuf,
+        count,
+        dtype: Dtype(dtype),
+        op: Op(op),
+    };
     match reduction(st, module, comm, Coll::Reduce, &args) {
         (Decision::Nothing, _) => ffi::success(),
         (Decision::Serve(sh), Some(red)) => {
@@ -152,10 +198,25 @@ unsafe extern "C" fn entry_reduce(state: *mut c_void, module: *mut c_void, sbuf:
     }
 }
 
-unsafe extern "C" fn entry_allreduce(state: *mut c_void, module: *mut c_void, sbuf: *const c_void, rbuf: *mut c_void, count: i32, dtype: *mut c_void, op: *mut c_void, comm: *mut c_void) -> i32 {
+unsafe extern "C" fn entry_allreduce(
+    state: *mut c_void,
+    module: *mut c_void,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    count: i32,
+    dtype: *mut c_void,
+    op: *mut c_void,
+    comm: *mut c_void,
+) -> i32 {
     let st = &mut *state.cast::<CommState>();
     let (module, comm) = (Module(module), Comm(comm));
-    let args = ReduceArgs { sbuf, rbuf, count, dtype: Dtype(dtype), op: Op(op) };
+    let args = ReduceArgs {
+        sbuf,
+        rbuf,
+        count,
+        dtype: Dtype(dtype),
+        op: Op(op),
+    };
     match reduction(st, module, comm, Coll::Allreduce, &args) {
         (Decision::Nothing, _) => ffi::success(),
         (Decision::Serve(sh), Some(red)) => {

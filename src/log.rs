@@ -84,7 +84,9 @@ static INSTALL: Once = Once::new();
 /// Installs the subscriber (first call wins; `verbose` is the component's).
 pub fn init(verbose: i32) {
     INSTALL.call_once(|| {
-        let _ = tracing::subscriber::set_global_default(OmpiOutput { max: filter_for(verbose) });
+        let _ = tracing::subscriber::set_global_default(OmpiOutput {
+            max: filter_for(verbose),
+        });
     });
 }
 

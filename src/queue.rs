@@ -75,7 +75,10 @@ pub struct Pos {
 
 impl Pos {
     pub fn new(op: u64, index: usize) -> Pos {
-        Pos { op, index: index as u64 }
+        Pos {
+            op,
+            index: index as u64,
+        }
     }
 }
 
@@ -151,9 +154,15 @@ impl Queues {
     pub fn receive(&self, waiter: &Waiter, w: usize, pos: Pos) -> Incoming {
         let (k, lap) = self.place(pos);
         let h = self.header(w, k);
-        waiter.until(|| h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap);
+        waiter.until(|| {
+            h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap
+        });
         let len = h.len.load(Ordering::Relaxed) as usize;
-        Incoming { data: self.buffer(w, k, len), len, wseq: h.wseq.load(Ordering::Relaxed) }
+        Incoming {
+            data: self.buffer(w, k, len),
+            len,
+            wseq: h.wseq.load(Ordering::Relaxed),
+        }
     }
 
     /// Tells queue `w`'s owner that reader `me` is done with `fragment`
@@ -199,7 +208,11 @@ pub struct Writer {
 
 impl Writer {
     pub fn new(me: usize, slots: usize) -> Writer {
-        Writer { me, next_wseq: 1, pending: vec![Pending::default(); slots] }
+        Writer {
+            me,
+            next_wseq: 1,
+            pending: vec![Pending::default(); slots],
+        }
     }
 
     /// Waits until the slot of `pos` may be overwritten and returns where to
@@ -266,7 +279,11 @@ pub(crate) mod tests {
             let layout = std::alloc::Layout::from_size_align(geometry.total, 4096).unwrap();
             let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
             assert!(!ptr.is_null());
-            Arc::new(TestSegment { ptr, layout, queues: unsafe { Queues::new(ptr, geometry) } })
+            Arc::new(TestSegment {
+                ptr,
+                layout,
+                queues: unsafe { Queues::new(ptr, geometry) },
+            })
         }
     }
     impl Drop for TestSegment {
@@ -276,7 +293,9 @@ pub(crate) mod tests {
     }
 
     fn pattern(op: u64, index: usize, len: usize) -> Vec<u8> {
-        (0..len).map(|i| (op as usize * 31 + index * 7 + i) as u8).collect()
+        (0..len)
+            .map(|i| (op as usize * 31 + index * 7 + i) as u8)
+            .collect()
     }
 
     /// One writer broadcasts many operations of varying fragment counts
@@ -285,7 +304,9 @@ pub(crate) mod tests {
     fn broadcast_through_threads() {
         let p = 4;
         let seg = TestSegment::new(Layout::new(p, 3, 64).unwrap());
-        let ops: Vec<(u64, usize, usize)> = (1..=400u64).map(|op| (op, (op as usize * 7) % 5, ((op as usize * 13) % 64) + 1)).collect();
+        let ops: Vec<(u64, usize, usize)> = (1..=400u64)
+            .map(|op| (op, (op as usize * 7) % 5, ((op as usize * 13) % 64) + 1))
+            .collect();
         let ops = Arc::new(ops);
         let handles: Vec<_> = (0..p)
             .map(|me| {
@@ -350,7 +371,10 @@ pub(crate) mod tests {
                             } else {
                                 for w in (0..p).rev().filter(|&w| w != me) {
                                     let got = q.receive(&waiter, w, pos);
-                                    assert_eq!(unsafe { got.bytes() }, &pattern(op + w as u64, i, len)[..]);
+                                    assert_eq!(
+                                        unsafe { got.bytes() },
+                                        &pattern(op + w as u64, i, len)[..]
+                                    );
                                     q.release(me, w, got);
                                 }
                             }
@@ -360,7 +384,13 @@ pub(crate) mod tests {
                         let pos = Pos::new(op, 0);
                         if me == 0 {
                             let dst = writer.reserve(q, &waiter, pos, 8);
-                            unsafe { std::ptr::copy_nonoverlapping(&(op.to_le_bytes()) as *const u8, dst, 8) };
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    &(op.to_le_bytes()) as *const u8,
+                                    dst,
+                                    8,
+                                )
+                            };
                             writer.publish(q, pos, 8, Readers::List(&[1, 2]));
                         } else if me <= 2 {
                             let got = q.receive(&waiter, 0, pos);

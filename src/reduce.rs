@@ -66,7 +66,11 @@ enum Sink {
 pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
     let alg = choose(sh.params.reduce, sh.p);
     let tree_root = if red.commutative { root } else { 0 };
-    let sink = if tree_root == root { Sink::ReceiveBuffer } else { Sink::Forward(root) };
+    let sink = if tree_root == root {
+        Sink::ReceiveBuffer
+    } else {
+        Sink::Forward(root)
+    };
     walk(sh, red, alg, tree_root, sink);
 }
 
@@ -76,7 +80,11 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) {
 }
 
 fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink: Sink) {
-    let radix = if alg == Algorithm::Linear { sh.p } else { sh.params.radix };
+    let radix = if alg == Algorithm::Linear {
+        sh.p
+    } else {
+        sh.params.radix
+    };
     let f = sh.fragment();
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
@@ -93,7 +101,11 @@ fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink
         Sink::Everybody => me != tree_root,
         _ => false,
     };
-    let lag = if sink == Sink::Everybody { sh.queues.layout().s - 1 } else { 0 };
+    let lag = if sink == Sink::Everybody {
+        sh.queues.layout().s - 1
+    } else {
+        0
+    };
 
     for step in 0..frags + lag {
         if step < frags {
@@ -112,7 +124,14 @@ fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink
 }
 
 /// Computes this node's partial result for fragment `i` and delivers it.
-fn combine_fragment(sh: &mut Shared, red: &Reduction, i: usize, op: u64, parent: Option<usize>, sink: Sink) {
+fn combine_fragment(
+    sh: &mut Shared,
+    red: &Reduction,
+    i: usize,
+    op: u64,
+    parent: Option<usize>,
+    sink: Sink,
+) {
     let f = sh.fragment();
     let (_, n, offset, len) = red.layout.fragment(i, f);
     let pos = Pos::new(op, i);

@@ -37,7 +37,11 @@ fn os_error(what: &str) -> String {
 }
 
 fn shm_open(name: &CString, create: bool) -> Result<OwnedFd, std::io::Error> {
-    let flags = if create { libc::O_CREAT | libc::O_EXCL | libc::O_RDWR } else { libc::O_RDWR };
+    let flags = if create {
+        libc::O_CREAT | libc::O_EXCL | libc::O_RDWR
+    } else {
+        libc::O_RDWR
+    };
     // SAFETY: a valid C string; the returned descriptor is owned below.
     let fd = unsafe { libc::shm_open(name.as_ptr(), flags, 0o600) };
     if fd < 0 {
@@ -52,7 +56,8 @@ fn map(fd: OwnedFd, layout: Layout) -> Result<Segment, String> {
     // SAFETY: the shm object is shared on purpose; all concurrent access to it
     // goes through the queue protocol (atomics), never through Rust references
     // to plain data.
-    let map = unsafe { MmapOptions::new().len(layout.total).map_mut(&file) }.map_err(|e| format!("mmap: {e}"))?;
+    let map = unsafe { MmapOptions::new().len(layout.total).map_mut(&file) }
+        .map_err(|e| format!("mmap: {e}"))?;
     Ok(Segment { map, layout })
 }
 
@@ -72,7 +77,10 @@ impl Segment {
                 "/sharm-{}-{}-{:x}",
                 std::process::id(),
                 NAME_COUNTER.fetch_add(1, Ordering::Relaxed),
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.subsec_nanos())
+                    .unwrap_or(0)
             );
             let cname = CString::new(name.clone()).expect("no NUL in name");
             let fd = match shm_open(&cname, true) {
@@ -111,7 +119,9 @@ impl Segment {
             || seg.header_word(2) != layout.s as u64
             || seg.header_word(3) != layout.f as u64
         {
-            return Err(format!("segment {name} does not match this communicator's layout"));
+            return Err(format!(
+                "segment {name} does not match this communicator's layout"
+            ));
         }
         Ok(seg)
     }
@@ -126,15 +136,29 @@ impl Segment {
 
     fn reserve(fd: &OwnedFd, offset: usize, len: usize) -> Result<(), String> {
         // SAFETY: a valid descriptor; the range lies within the object's size.
-        let rc = unsafe { libc::posix_fallocate(std::os::fd::AsRawFd::as_raw_fd(fd), offset as libc::off_t, len as libc::off_t) };
+        let rc = unsafe {
+            libc::posix_fallocate(
+                std::os::fd::AsRawFd::as_raw_fd(fd),
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        };
         if rc != 0 {
-            return Err(format!("posix_fallocate of {len} bytes in /dev/shm: {}", std::io::Error::from_raw_os_error(rc)));
+            return Err(format!(
+                "posix_fallocate of {len} bytes in /dev/shm: {}",
+                std::io::Error::from_raw_os_error(rc)
+            ));
         }
         Ok(())
     }
 
     fn write_header(&mut self) {
-        let words = [MAGIC, self.layout.p as u64, self.layout.s as u64, self.layout.f as u64];
+        let words = [
+            MAGIC,
+            self.layout.p as u64,
+            self.layout.s as u64,
+            self.layout.f as u64,
+        ];
         for (i, w) in words.iter().enumerate() {
             self.map[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
         }

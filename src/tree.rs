@@ -13,17 +13,23 @@ fn radix(k: usize) -> usize {
     k.max(2)
 }
 
+/// k^i for the position i of v's lowest non-zero base-k digit (v > 0).
+fn lowest_digit_weight(v: usize, k: usize) -> usize {
+    let mut weight = 1;
+    while v.is_multiple_of(weight * k) {
+        weight *= k;
+    }
+    weight
+}
+
 /// Size of the subtree rooted at `v` in an n-node tree: it spans
 /// `[v, v + subtree_span(v))` clipped to n.
 fn subtree_span(v: usize, k: usize, n: usize) -> usize {
     if v == 0 {
-        return n.max(1);
+        n.max(1)
+    } else {
+        lowest_digit_weight(v, k)
     }
-    let mut span = 1;
-    while v % (span * k) == 0 {
-        span *= k;
-    }
-    span
 }
 
 /// Parent of `v`, or None for the root.
@@ -32,12 +38,8 @@ pub fn parent(v: usize, k: usize) -> Option<usize> {
         return None;
     }
     let k = radix(k);
-    let mut span = 1;
-    while v % (span * k) == 0 {
-        span *= k;
-    }
-    // v's lowest non-zero digit sits at `span`; clear it.
-    Some(v - (v / span % k) * span)
+    let weight = lowest_digit_weight(v, k);
+    Some(v - (v / weight % k) * weight)
 }
 
 /// Children of `v` in increasing order, written into `out` (cleared first).

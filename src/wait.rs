@@ -30,7 +30,10 @@ fn no_progress() {}
 impl Waiter {
     /// A waiter without progress hook (unit tests, threads).
     pub fn standalone(yield_early: bool) -> Waiter {
-        Waiter { progress: no_progress, yield_early }
+        Waiter {
+            progress: no_progress,
+            yield_early,
+        }
     }
 
     /// Returns once `ready()` is true.
@@ -44,7 +47,11 @@ impl Waiter {
 
     #[cold]
     fn until_slow(&self, ready: &mut dyn FnMut() -> bool) {
-        let spins = if self.yield_early { 8 } else { SPINS_PER_PROGRESS };
+        let spins = if self.yield_early {
+            8
+        } else {
+            SPINS_PER_PROGRESS
+        };
         let mut rounds: u32 = 0;
         loop {
             for _ in 0..spins {
