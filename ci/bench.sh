@@ -203,9 +203,12 @@ setup_impi() {
 # Makes $OUT/components/mca_coll_sharm.so from the repo's plugin build.
 SHARM_OK=0
 SHARM_REASON=""
-OMPI_COMPDIR=$(ompi_info --path pkglibdir --parsable 2>/dev/null | cut -d: -f3)
-[ -n "$OMPI_COMPDIR" ] || OMPI_COMPDIR=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+OMPI_COMPDIR=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 prepare_sharm() {
+    # Open MPI's own component dir must stay in the search path.
+    local d
+    d=$(ompi_info --path pkglibdir --parsable 2>/dev/null | cut -d: -f3)
+    [ -n "$d" ] && OMPI_COMPDIR=$d
     local so="$REPO/target/release/libmca_coll_sharm.so"
     if { [ ! -f "$so" ] || [ "$FORCE_BUILD" = 1 ]; } && [ -f "$REPO/Cargo.toml" ]; then
         log "bench: building the plugin (cargo build --release, log: $OUT/cargo-build.log)"
