@@ -67,9 +67,7 @@ static int param_priority = 60;  /* above coll/tuned (30): installing is enough 
 static int param_verbose = 0;
 static int param_fragment_size = 8192;
 static int param_queue_slots = 8;
-static int param_bcast_algorithm = SHARM_ALG_AUTO;
-static int param_reduce_algorithm = SHARM_ALG_AUTO;
-static int param_allreduce_algorithm = SHARM_ALG_AUTO;
+static int param_algorithm[SHARM_COLL_COUNT]; /* all SHARM_ALG_AUTO (0) */
 static int param_knomial_radix = 2;
 static size_t param_max_message_size = 0;
 static size_t param_shared_memory_budget = 1UL << 30;
@@ -153,18 +151,22 @@ static int sharm_register(void)
                  NULL, OPAL_INFO_LVL_5, &param_queue_slots);
 
     (void) mca_base_var_enum_create("coll_sharm_algorithms", algorithm_values, &algorithms);
+    register_int("barrier_algorithm",
+                 "MPI_Barrier algorithm (flags in the sync area, never the data queues): auto, "
+                 "linear (rank 0 polls everyone), knomial (arrivals gathered up a k-nomial tree)",
+                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_BARRIER]);
     register_int("bcast_algorithm",
                  "MPI_Bcast algorithm: auto (chosen by message size and process count), "
                  "linear (all readers copy from the root's queue), knomial (k-nomial tree)",
-                 algorithms, OPAL_INFO_LVL_5, &param_bcast_algorithm);
+                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_BCAST]);
     register_int("reduce_algorithm",
                  "MPI_Reduce algorithm: auto, linear (the root reduces every queue in rank "
                  "order), knomial (k-nomial tree, canonical order kept)",
-                 algorithms, OPAL_INFO_LVL_5, &param_reduce_algorithm);
+                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_REDUCE]);
     register_int("allreduce_algorithm",
                  "MPI_Allreduce algorithm (reduction to rank 0 fused with the broadcast of the "
                  "result): auto, linear, knomial",
-                 algorithms, OPAL_INFO_LVL_5, &param_allreduce_algorithm);
+                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_ALLREDUCE]);
     OBJ_RELEASE(algorithms);
 
     register_int("knomial_radix", "Radix k of the k-nomial trees (2 = binomial)", NULL,
@@ -211,9 +213,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->verbose = param_verbose;
     out->fragment_size = param_fragment_size;
     out->queue_slots = param_queue_slots;
-    out->bcast_algorithm = param_bcast_algorithm;
-    out->reduce_algorithm = param_reduce_algorithm;
-    out->allreduce_algorithm = param_allreduce_algorithm;
+    memcpy(out->algorithm, param_algorithm, sizeof(out->algorithm));
     out->knomial_radix = param_knomial_radix;
     out->max_message_size = param_max_message_size;
     out->shared_memory_budget = param_shared_memory_budget;
@@ -292,28 +292,115 @@ static int module_disable(mca_coll_base_module_t *module, struct ompi_communicat
     return OMPI_SUCCESS;
 }
 
-/* Collective entry points: translate the handles and hand over to Rust. */
+/* Collective entry points: pack the arguments into a sharm_call and hand
+ * over to Rust. */
+#define SHARM_MODULE ((mca_coll_sharm_module_t *) module)
+#define SHARM_DISPATCH(...)                                                                    \
+    struct sharm_call c = {__VA_ARGS__};                                                       \
+    return sharm_rs->collective(SHARM_MODULE->rs_state, module, comm, &c)
+
+static int sharm_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    SHARM_DISPATCH(.coll = SHARM_COLL_BARRIER);
+}
+
 static int sharm_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
-    return sharm_rs->bcast(m->rs_state, m, buf, count, dtype, root, comm);
+    SHARM_DISPATCH(.coll = SHARM_COLL_BCAST, .rbuf = buf, .rcount = count, .rdtype = dtype,
+                   .root = root);
 }
 
 static int sharm_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                         mca_coll_base_module_t *module)
 {
-    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
-    return sharm_rs->reduce(m->rs_state, m, sbuf, rbuf, count, dtype, op, root, comm);
+    SHARM_DISPATCH(.coll = SHARM_COLL_REDUCE, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,
+                   .rdtype = dtype, .op = op, .root = root);
 }
 
-static int sharm_allreduce(const void *sbuf, void *rbuf, int count,
-                           struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+#define SHARM_ALLREDUCE_LIKE(fn, id)                                                           \
+    static int fn(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,     \
+                  struct ompi_op_t *op, struct ompi_communicator_t *comm,                     \
+                  mca_coll_base_module_t *module)                                              \
+    {                                                                                          \
+        SHARM_DISPATCH(.coll = id, .sbuf = sbuf, .rbuf = rbuf, .rcount = count,                \
+                       .rdtype = dtype, .op = op);                                             \
+    }
+SHARM_ALLREDUCE_LIKE(sharm_allreduce, SHARM_COLL_ALLREDUCE)
+SHARM_ALLREDUCE_LIKE(sharm_scan, SHARM_COLL_SCAN)
+SHARM_ALLREDUCE_LIKE(sharm_exscan, SHARM_COLL_EXSCAN)
+SHARM_ALLREDUCE_LIKE(sharm_reduce_scatter_block, SHARM_COLL_REDUCE_SCATTER_BLOCK)
+
+static int sharm_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                struct ompi_communicator_t *comm,
+                                mca_coll_base_module_t *module)
+{
+    SHARM_DISPATCH(.coll = SHARM_COLL_REDUCE_SCATTER, .sbuf = sbuf, .rbuf = rbuf,
+                   .rcounts = rcounts, .rdtype = dtype, .op = op);
+}
+
+#define SHARM_ROOTED(fn, id)                                                                   \
+    static int fn(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,   \
+                  int rcount, struct ompi_datatype_t *rdtype, int root,                       \
+                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)           \
+    {                                                                                          \
+        SHARM_DISPATCH(.coll = id, .sbuf = sbuf, .scount = scount, .sdtype = sdtype,           \
+                       .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype, .root = root);        \
+    }
+SHARM_ROOTED(sharm_gather, SHARM_COLL_GATHER)
+SHARM_ROOTED(sharm_scatter, SHARM_COLL_SCATTER)
+
+#define SHARM_ALL_TO(fn, id)                                                                   \
+    static int fn(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,   \
+                  int rcount, struct ompi_datatype_t *rdtype,                                 \
+                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)           \
+    {                                                                                          \
+        SHARM_DISPATCH(.coll = id, .sbuf = sbuf, .scount = scount, .sdtype = sdtype,           \
+                       .rbuf = rbuf, .rcount = rcount, .rdtype = rdtype);                      \
+    }
+SHARM_ALL_TO(sharm_allgather, SHARM_COLL_ALLGATHER)
+SHARM_ALL_TO(sharm_alltoall, SHARM_COLL_ALLTOALL)
+
+static int sharm_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                         void *rbuf, const int *rcounts, const int *rdispls,
+                         struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    SHARM_DISPATCH(.coll = SHARM_COLL_GATHERV, .sbuf = sbuf, .scount = scount,
+                   .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                   .rdtype = rdtype, .root = root);
+}
+
+static int sharm_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *rdispls,
+                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module)
+{
+    SHARM_DISPATCH(.coll = SHARM_COLL_ALLGATHERV, .sbuf = sbuf, .scount = scount,
+                   .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                   .rdtype = rdtype);
+}
+
+static int sharm_scatterv(const void *sbuf, const int *scounts, const int *sdispls,
+                          struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                          struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    SHARM_DISPATCH(.coll = SHARM_COLL_SCATTERV, .sbuf = sbuf, .scounts = scounts,
+                   .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .rcount = rcount,
+                   .rdtype = rdtype, .root = root);
+}
+
+static int sharm_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                           struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                           const int *rdispls, struct ompi_datatype_t *rdtype,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_sharm_module_t *m = (mca_coll_sharm_module_t *) module;
-    return sharm_rs->allreduce(m->rs_state, m, sbuf, rbuf, count, dtype, op, comm);
+    SHARM_DISPATCH(.coll = SHARM_COLL_ALLTOALLV, .sbuf = sbuf, .scounts = scounts,
+                   .sdispls = sdispls, .sdtype = sdtype, .rbuf = rbuf, .rcounts = rcounts,
+                   .rdispls = rdispls, .rdtype = rdtype);
 }
 
 static mca_coll_base_module_t *sharm_comm_query(struct ompi_communicator_t *comm, int *priority)
@@ -336,34 +423,70 @@ static mca_coll_base_module_t *sharm_comm_query(struct ompi_communicator_t *comm
     m->rs_state = state;
     m->super.coll_module_enable = module_enable;
     m->super.coll_module_disable = module_disable;
-    m->super.coll_bcast = sharm_bcast;
-    m->super.coll_reduce = sharm_reduce;
-    m->super.coll_allreduce = sharm_allreduce;
+#define SHARM_INSTALL(name) m->super.coll_##name = sharm_##name;
+    SHARM_FOR_EACH_COLL(SHARM_INSTALL)
     return &m->super;
 }
 
 /* ------------------------------------------------------------------------ */
 /* The previous component                                                    */
 
-int sharm_glue_prev_bcast(void *module, void *buf, int32_t count, void *dtype, int32_t root,
-                          void *comm)
+int sharm_glue_prev(void *module, void *comm, const struct sharm_call *c)
 {
     mca_coll_sharm_module_t *m = module;
-    return m->prev_bcast(buf, count, dtype, root, comm, m->prev_bcast_module);
-}
+    const int *scounts = c->scounts, *sdispls = c->sdispls;
+    const int *rcounts = c->rcounts, *rdispls = c->rdispls;
 
-int sharm_glue_prev_reduce(void *module, const void *sbuf, void *rbuf, int32_t count,
-                           void *dtype, void *op, int32_t root, void *comm)
-{
-    mca_coll_sharm_module_t *m = module;
-    return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
-}
-
-int sharm_glue_prev_allreduce(void *module, const void *sbuf, void *rbuf, int32_t count,
-                              void *dtype, void *op, void *comm)
-{
-    mca_coll_sharm_module_t *m = module;
-    return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+    switch (c->coll) {
+    case SHARM_COLL_BARRIER:
+        return m->prev_barrier(comm, m->prev_barrier_module);
+    case SHARM_COLL_BCAST:
+        return m->prev_bcast(c->rbuf, c->rcount, c->rdtype, c->root, comm, m->prev_bcast_module);
+    case SHARM_COLL_REDUCE:
+        return m->prev_reduce(c->sbuf, c->rbuf, c->rcount, c->rdtype, c->op, c->root, comm,
+                              m->prev_reduce_module);
+    case SHARM_COLL_ALLREDUCE:
+        return m->prev_allreduce(c->sbuf, c->rbuf, c->rcount, c->rdtype, c->op, comm,
+                                 m->prev_allreduce_module);
+    case SHARM_COLL_SCAN:
+        return m->prev_scan(c->sbuf, c->rbuf, c->rcount, c->rdtype, c->op, comm,
+                            m->prev_scan_module);
+    case SHARM_COLL_EXSCAN:
+        return m->prev_exscan(c->sbuf, c->rbuf, c->rcount, c->rdtype, c->op, comm,
+                              m->prev_exscan_module);
+    case SHARM_COLL_REDUCE_SCATTER_BLOCK:
+        return m->prev_reduce_scatter_block(c->sbuf, c->rbuf, c->rcount, c->rdtype, c->op, comm,
+                                            m->prev_reduce_scatter_block_module);
+    case SHARM_COLL_REDUCE_SCATTER:
+        return m->prev_reduce_scatter(c->sbuf, c->rbuf, rcounts, c->rdtype, c->op, comm,
+                                      m->prev_reduce_scatter_module);
+    case SHARM_COLL_GATHER:
+        return m->prev_gather(c->sbuf, c->scount, c->sdtype, c->rbuf, c->rcount, c->rdtype,
+                              c->root, comm, m->prev_gather_module);
+    case SHARM_COLL_SCATTER:
+        return m->prev_scatter(c->sbuf, c->scount, c->sdtype, c->rbuf, c->rcount, c->rdtype,
+                               c->root, comm, m->prev_scatter_module);
+    case SHARM_COLL_ALLGATHER:
+        return m->prev_allgather(c->sbuf, c->scount, c->sdtype, c->rbuf, c->rcount, c->rdtype,
+                                 comm, m->prev_allgather_module);
+    case SHARM_COLL_ALLTOALL:
+        return m->prev_alltoall(c->sbuf, c->scount, c->sdtype, c->rbuf, c->rcount, c->rdtype,
+                                comm, m->prev_alltoall_module);
+    case SHARM_COLL_GATHERV:
+        return m->prev_gatherv(c->sbuf, c->scount, c->sdtype, c->rbuf, rcounts, rdispls,
+                               c->rdtype, c->root, comm, m->prev_gatherv_module);
+    case SHARM_COLL_ALLGATHERV:
+        return m->prev_allgatherv(c->sbuf, c->scount, c->sdtype, c->rbuf, rcounts, rdispls,
+                                  c->rdtype, comm, m->prev_allgatherv_module);
+    case SHARM_COLL_SCATTERV:
+        return m->prev_scatterv(c->sbuf, scounts, sdispls, c->sdtype, c->rbuf, c->rcount,
+                                c->rdtype, c->root, comm, m->prev_scatterv_module);
+    case SHARM_COLL_ALLTOALLV:
+        return m->prev_alltoallv(c->sbuf, scounts, sdispls, c->sdtype, c->rbuf, rcounts,
+                                 rdispls, c->rdtype, comm, m->prev_alltoallv_module);
+    default:
+        return OMPI_ERR_NOT_SUPPORTED;
+    }
 }
 
 int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t root, void *comm)

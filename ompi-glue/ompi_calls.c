@@ -108,3 +108,9 @@ void sharm_glue_op_reduce(void *op, const void *source, void *target, uint64_t c
 const void *sharm_glue_in_place(void) { return MPI_IN_PLACE; }
 int32_t sharm_glue_success(void) { return OMPI_SUCCESS; }
 int32_t sharm_glue_error(void) { return OMPI_ERROR; }
+
+int sharm_glue_copy_typed(const void *sbuf, int32_t scount, void *sdtype, void *rbuf,
+                          int32_t rcount, void *rdtype)
+{
+    return ompi_datatype_sndrcv(sbuf, scount, sdtype, rbuf, rcount, rdtype);
+}

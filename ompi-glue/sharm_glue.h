@@ -54,12 +54,41 @@ struct sharm_params {
     int32_t verbose;
     int32_t fragment_size;
     int32_t queue_slots;
-    int32_t bcast_algorithm;
-    int32_t reduce_algorithm;
-    int32_t allreduce_algorithm;
     int32_t knomial_radix;
+    int32_t algorithm[SHARM_COLL_COUNT]; /* enum sharm_algorithm, per enum sharm_coll */
     uint64_t max_message_size;      /* 0: no limit */
     uint64_t shared_memory_budget;  /* bytes of segments one process may attach */
+};
+
+/*
+ * One collective call, exactly as the application made it.  Which fields are
+ * meaningful depends on `coll` (unused ones are zero / NULL):
+ *   bcast                      rbuf (the buffer), rcount, rdtype, root
+ *   reduce, allreduce,
+ *   scan, exscan               sbuf, rbuf, rcount (count), rdtype (datatype), op, root
+ *   reduce_scatter_block       sbuf, rbuf, rcount, rdtype, op
+ *   reduce_scatter             sbuf, rbuf, rcounts, rdtype, op
+ *   gather, scatter,
+ *   allgather, alltoall        sbuf, scount, sdtype, rbuf, rcount, rdtype, root
+ *   gatherv, allgatherv        sbuf, scount, sdtype, rbuf, rcounts, rdispls, rdtype, root
+ *   scatterv                   sbuf, scounts, sdispls, sdtype, rbuf, rcount, rdtype, root
+ *   alltoallv                  sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype
+ *   barrier                    (nothing)
+ */
+struct sharm_call {
+    int32_t coll; /* enum sharm_coll */
+    int32_t root;
+    const void *sbuf;
+    void *rbuf;
+    int32_t scount;
+    int32_t rcount;
+    void *sdtype;
+    void *rdtype;
+    const int32_t *scounts;
+    const int32_t *sdispls;
+    const int32_t *rcounts;
+    const int32_t *rdispls;
+    void *op;
 };
 
 /* Rust entry points, registered once when the shared object is loaded. */
@@ -68,13 +97,9 @@ struct sharm_rs_entries {
     void *(*comm_query)(void *comm, int32_t *priority);
     /* Release per-communicator state (segment, buffers). */
     void (*comm_free)(void *state);
-    int (*bcast)(void *state, void *module, void *buf, int32_t count, void *dtype,
-                 int32_t root, void *comm);
-    int (*reduce)(void *state, void *module, const void *sbuf, void *rbuf, int32_t count,
-                  void *dtype, void *op, int32_t root, void *comm);
-    int (*allreduce)(void *state, void *module, const void *sbuf, void *rbuf, int32_t count,
-                     void *dtype, void *op, void *comm);
-    /* Value of statistics counter `index` (see sharm_glue_counter_name). */
+    /* Serve one collective call (or hand it over with sharm_glue_prev). */
+    int (*collective)(void *state, void *module, void *comm, const struct sharm_call *call);
+    /* Value of statistics counter `index` (2 * enum sharm_coll + 0 served / 1 fallbacks). */
     uint64_t (*counter)(int32_t index);
 };
 
@@ -142,13 +167,14 @@ const void *sharm_glue_in_place(void);
 int32_t sharm_glue_success(void);
 int32_t sharm_glue_error(void);
 
+/* ---- local data movement ---- */
+/* Copies typed data within this process (MPI's send-to-self semantics). */
+int sharm_glue_copy_typed(const void *sbuf, int32_t scount, void *sdtype, void *rbuf,
+                          int32_t rcount, void *rdtype);
+
 /* ---- the previous (lower-priority) component, for fallback and bootstrap ---- */
-int sharm_glue_prev_bcast(void *module, void *buf, int32_t count, void *dtype, int32_t root,
-                          void *comm);
-int sharm_glue_prev_reduce(void *module, const void *sbuf, void *rbuf, int32_t count,
-                           void *dtype, void *op, int32_t root, void *comm);
-int sharm_glue_prev_allreduce(void *module, const void *sbuf, void *rbuf, int32_t count,
-                              void *dtype, void *op, void *comm);
+/* Runs `call` with the component installed below sharm. */
+int sharm_glue_prev(void *module, void *comm, const struct sharm_call *call);
 /* Bootstrap helpers over the previous component (byte broadcast, integer MIN). */
 int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t root,
                                 void *comm);

@@ -19,7 +19,10 @@
 
 /* The collectives sharm installs; for each, the module keeps the function and
  * module of the component below it, used for fallback and bootstrap. */
-#define SHARM_FOR_EACH_COLL(X) X(bcast) X(reduce) X(allreduce)
+#define SHARM_FOR_EACH_COLL(X)                                                                 \
+    X(barrier) X(bcast) X(reduce) X(allreduce) X(gather) X(gatherv) X(scatter) X(scatterv)      \
+    X(allgather) X(allgatherv) X(alltoall) X(alltoallv) X(reduce_scatter_block)                \
+    X(reduce_scatter) X(scan) X(exscan)
 
 typedef struct mca_coll_sharm_module_t {
     mca_coll_base_module_t super;

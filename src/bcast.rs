@@ -12,51 +12,11 @@
 //!   acknowledges its parent.  Fragments pipeline down the tree.
 
 use crate::comm::Shared;
-use crate::ffi::Convertor;
 use crate::params::Algorithm;
+use crate::payload::Payload;
 use crate::queue::{Pos, Readers};
+use crate::stats::Coll;
 use crate::tree;
-
-/// Where the root reads, or a reader writes, the stream.
-pub enum Payload {
-    /// A contiguous byte range.
-    Contiguous(*mut u8),
-    /// Through a convertor (pieces must come in stream order).
-    Packed(Convertor),
-}
-
-impl Payload {
-    /// Fills `dst` with bytes `[offset, offset + len)` of the stream.
-    ///
-    /// # Safety
-    /// `dst` must be writable for `len` bytes; the stream must hold them.
-    unsafe fn read(&mut self, offset: usize, dst: *mut u8, len: usize) {
-        match self {
-            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(base.add(offset), dst, len),
-            Payload::Packed(conv) => {
-                let mut done = 0;
-                while done < len {
-                    let n = conv.pack(dst.add(done), len - done);
-                    if n == 0 {
-                        break; // the convertor is exhausted: cannot happen for a well-formed stream
-                    }
-                    done += n;
-                }
-            }
-        }
-    }
-
-    /// Stores `len` bytes from `src` at stream offset `offset`.
-    ///
-    /// # Safety
-    /// `src` must be readable for `len` bytes; the buffer must hold them.
-    unsafe fn write(&mut self, offset: usize, src: *const u8, len: usize) {
-        match self {
-            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(src, base.add(offset), len),
-            Payload::Packed(conv) => conv.unpack(src, len),
-        }
-    }
-}
 
 /// The algorithm `auto` stands for.
 pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
@@ -69,7 +29,7 @@ pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
 
 /// Broadcasts `bytes` bytes of `payload` from `root`.
 pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
-    let alg = choose(sh.params.bcast, sh.p);
+    let alg = choose(sh.params.algorithm(Coll::Bcast), sh.p);
     // Linear is the k-nomial tree whose radix is the process count.
     let radix = if alg == Algorithm::Linear {
         sh.p

@@ -12,7 +12,8 @@ use tracing::{debug, info, warn};
 use crate::ffi::{self, Comm, Module, RawParams};
 use crate::layout::{Layout, CACHE_LINE};
 use crate::params::Params;
-use crate::queue::{Queues, Writer};
+use crate::payload::Payload;
+use crate::queue::{Pos, Queues, Readers, Writer};
 use crate::segment::{self, Segment, NAME_BYTES};
 use crate::stats::{self, Coll};
 use crate::wait::Waiter;
@@ -61,6 +62,7 @@ pub struct Shared {
     /// The parameters every process agreed on (rank 0's).
     pub params: Params,
     last_op: u64,
+    last_barrier: u64,
     pub scratch: Scratch,
     /// Reusable list of tree children (actual ranks).
     pub kids: Vec<usize>,
@@ -73,8 +75,55 @@ impl Shared {
         self.last_op
     }
 
+    /// Numbers of `n` consecutive phases (one per round of a multi-round
+    /// operation); returns the first.
+    pub fn next_ops(&mut self, n: usize) -> u64 {
+        let first = self.last_op + 1;
+        self.last_op += n as u64;
+        first
+    }
+
+    /// Number of the next barrier; identical on every process.
+    pub fn next_barrier(&mut self) -> u64 {
+        self.last_barrier += 1;
+        self.last_barrier
+    }
+
     pub fn fragment(&self) -> usize {
         self.queues.fragment_bytes()
+    }
+
+    /// Fragments of a stream of `bytes` bytes.
+    pub fn fragments(&self, bytes: usize) -> usize {
+        bytes.div_ceil(self.fragment())
+    }
+
+    /// Publishes fragment `i` of the `bytes`-byte stream `payload` as
+    /// position (`op`, `i`) of our queue.
+    pub fn send(
+        &mut self,
+        payload: &mut Payload,
+        bytes: usize,
+        op: u64,
+        i: usize,
+        readers: Readers<'_>,
+    ) {
+        let f = self.fragment();
+        let len = f.min(bytes - i * f);
+        let pos = Pos::new(op, i);
+        let dst = self.writer.reserve(&self.queues, &self.waiter, pos, len);
+        // SAFETY: `dst` is our reserved slot of >= len bytes.
+        unsafe { payload.read(i * f, dst, len) };
+        self.writer.publish(&self.queues, pos, len, readers);
+    }
+
+    /// Receives position (`op`, `i`) of `from`'s queue into fragment `i` of
+    /// the stream `payload`.
+    pub fn recv(&mut self, from: usize, payload: &mut Payload, op: u64, i: usize) {
+        let frag = self.queues.receive(&self.waiter, from, Pos::new(op, i));
+        // SAFETY: the fragment stays valid until released.
+        unsafe { payload.write(i * self.fragment(), frag.data, frag.len) };
+        self.queues.release(self.me, from, frag);
     }
 }
 
@@ -158,8 +207,9 @@ impl CommState {
         &self.label
     }
 
-    /// Decides whether to serve a call moving `bytes` bytes (`None`: more than
-    /// u64 holds); `refusal` gives an operation-specific reason to refuse.
+    /// Decides whether to serve a call moving `bytes` bytes in all (`None`:
+    /// no size every process knows, as in Gatherv: then the call is always
+    /// served); `refusal` gives an operation-specific reason to refuse.
     pub fn decide(
         &mut self,
         module: Module,
@@ -168,10 +218,7 @@ impl CommState {
         bytes: Option<u64>,
         refusal: impl FnOnce(&Params, usize) -> Option<Refusal>,
     ) -> Decision<'_> {
-        let Some(bytes) = bytes else {
-            return self.refuse(coll, "the message size overflows".to_owned());
-        };
-        if bytes == 0 {
+        if bytes == Some(0) {
             stats::served(coll);
             return Decision::Nothing;
         }
@@ -193,7 +240,7 @@ impl CommState {
                 )
             }
         };
-        if let Some(max) = params.max_message_size {
+        if let (Some(max), Some(bytes)) = (params.max_message_size, bytes) {
             if bytes > max {
                 return self.refuse(
                     coll,
@@ -330,6 +377,7 @@ impl CommState {
             p: self.size,
             params,
             last_op: 0,
+            last_barrier: 0,
             scratch: Scratch::new(layout.f),
             kids: Vec::with_capacity(self.size),
         })

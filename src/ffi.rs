@@ -14,10 +14,8 @@ pub struct RawParams {
     pub verbose: i32,
     pub fragment_size: i32,
     pub queue_slots: i32,
-    pub bcast_algorithm: i32,
-    pub reduce_algorithm: i32,
-    pub allreduce_algorithm: i32,
     pub knomial_radix: i32,
+    pub algorithm: [i32; 16],
     pub max_message_size: u64,
     pub shared_memory_budget: u64,
 }
@@ -35,41 +33,32 @@ pub struct DtypeInfo {
     pub contiguous1: i32,
 }
 
+/// Mirror of `struct sharm_call`: one collective call exactly as the
+/// application made it (which fields matter depends on `coll`; see the header).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    pub coll: i32,
+    pub root: i32,
+    pub sbuf: *const c_void,
+    pub rbuf: *mut c_void,
+    pub scount: i32,
+    pub rcount: i32,
+    pub sdtype: *mut c_void,
+    pub rdtype: *mut c_void,
+    pub scounts: *const i32,
+    pub sdispls: *const i32,
+    pub rcounts: *const i32,
+    pub rdispls: *const i32,
+    pub op: *mut c_void,
+}
+
 /// Mirror of `struct sharm_rs_entries`.
 #[repr(C)]
 pub struct Entries {
     pub comm_query: unsafe extern "C" fn(*mut c_void, *mut i32) -> *mut c_void,
     pub comm_free: unsafe extern "C" fn(*mut c_void),
-    pub bcast: unsafe extern "C" fn(
-        *mut c_void,
-        *mut c_void,
-        *mut c_void,
-        i32,
-        *mut c_void,
-        i32,
-        *mut c_void,
-    ) -> i32,
-    pub reduce: unsafe extern "C" fn(
-        *mut c_void,
-        *mut c_void,
-        *const c_void,
-        *mut c_void,
-        i32,
-        *mut c_void,
-        *mut c_void,
-        i32,
-        *mut c_void,
-    ) -> i32,
-    pub allreduce: unsafe extern "C" fn(
-        *mut c_void,
-        *mut c_void,
-        *const c_void,
-        *mut c_void,
-        i32,
-        *mut c_void,
-        *mut c_void,
-        *mut c_void,
-    ) -> i32,
+    pub collective: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, *const Call) -> i32,
     pub counter: unsafe extern "C" fn(i32) -> u64,
 }
 
@@ -117,33 +106,15 @@ extern "C" {
     fn sharm_glue_success() -> i32;
     fn sharm_glue_error() -> i32;
 
-    fn sharm_glue_prev_bcast(
-        module: *mut c_void,
-        buf: *mut c_void,
-        count: i32,
-        dtype: *mut c_void,
-        root: i32,
-        comm: *mut c_void,
-    ) -> i32;
-    fn sharm_glue_prev_reduce(
-        module: *mut c_void,
+    fn sharm_glue_copy_typed(
         sbuf: *const c_void,
+        scount: i32,
+        sdtype: *mut c_void,
         rbuf: *mut c_void,
-        count: i32,
-        dtype: *mut c_void,
-        op: *mut c_void,
-        root: i32,
-        comm: *mut c_void,
+        rcount: i32,
+        rdtype: *mut c_void,
     ) -> i32;
-    fn sharm_glue_prev_allreduce(
-        module: *mut c_void,
-        sbuf: *const c_void,
-        rbuf: *mut c_void,
-        count: i32,
-        dtype: *mut c_void,
-        op: *mut c_void,
-        comm: *mut c_void,
-    ) -> i32;
+    fn sharm_glue_prev(module: *mut c_void, comm: *mut c_void, call: *const Call) -> i32;
     fn sharm_glue_prev_bcast_bytes(
         module: *mut c_void,
         buf: *mut c_void,
@@ -254,6 +225,21 @@ impl Comm {
     }
 }
 
+/// Copies typed data within this process (MPI send-to-self semantics).
+///
+/// # Safety
+/// Both buffers must be valid for their counts and datatypes.
+pub unsafe fn copy_typed(
+    sbuf: *const u8,
+    scount: i32,
+    sdtype: Dtype,
+    rbuf: *mut u8,
+    rcount: i32,
+    rdtype: Dtype,
+) -> bool {
+    sharm_glue_copy_typed(sbuf.cast(), scount, sdtype.0, rbuf.cast(), rcount, rdtype.0) == success()
+}
+
 /// A datatype handle.
 #[derive(Clone, Copy, Debug)]
 pub struct Dtype(pub *mut c_void);
@@ -343,41 +329,11 @@ impl Drop for Convertor {
 #[derive(Clone, Copy, Debug)]
 pub struct Module(pub *mut c_void);
 
-/// Arguments of one MPI_Reduce / MPI_Allreduce call, exactly as received.
-#[derive(Clone, Copy, Debug)]
-pub struct ReduceArgs {
-    pub sbuf: *const c_void,
-    pub rbuf: *mut c_void,
-    pub count: i32,
-    pub dtype: Dtype,
-    pub op: Op,
-}
-
 impl Module {
-    pub fn prev_bcast(
-        self,
-        buf: *mut c_void,
-        count: i32,
-        dtype: Dtype,
-        root: i32,
-        comm: Comm,
-    ) -> i32 {
-        // SAFETY: forwards the caller's own arguments to the saved component.
-        unsafe { sharm_glue_prev_bcast(self.0, buf, count, dtype.0, root, comm.0) }
-    }
-    pub fn prev_reduce(self, a: &ReduceArgs, root: i32, comm: Comm) -> i32 {
-        // SAFETY: as above.
-        unsafe {
-            sharm_glue_prev_reduce(
-                self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, root, comm.0,
-            )
-        }
-    }
-    pub fn prev_allreduce(self, a: &ReduceArgs, comm: Comm) -> i32 {
-        // SAFETY: as above.
-        unsafe {
-            sharm_glue_prev_allreduce(self.0, a.sbuf, a.rbuf, a.count, a.dtype.0, a.op.0, comm.0)
-        }
+    /// Runs `call` with the component installed below sharm.
+    pub fn prev(self, comm: Comm, call: &Call) -> i32 {
+        // SAFETY: forwards the application's own arguments unchanged.
+        unsafe { sharm_glue_prev(self.0, comm.0, call) }
     }
     /// Broadcasts raw bytes from `root` through the previous component.
     pub fn bcast_bytes(self, buf: &mut [u8], root: usize, comm: Comm) -> bool {

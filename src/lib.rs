@@ -15,23 +15,30 @@
 
 use std::ffi::c_void;
 
+pub mod allgather;
+pub mod alltoall;
+pub mod barrier;
 pub mod bcast;
 pub mod comm;
 pub mod dtype;
 mod ffi;
+pub mod gather;
 pub mod layout;
 mod log;
 mod params;
+pub mod payload;
 pub mod queue;
 pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;
 pub mod segment;
+mod serve;
 mod stats;
 pub mod tree;
 pub mod wait;
 
-use comm::{CommState, Decision};
-use ffi::{Comm, Convertor, Dtype, Module, Op, ReduceArgs};
-use stats::Coll;
+use comm::CommState;
+use ffi::{Comm, Module};
 
 /// Storage of the component struct Open MPI looks up by name.  The glue
 /// copies its C template in here at load time (`on_load`); 4096 bytes is
@@ -46,9 +53,7 @@ pub static mut mca_coll_sharm_component: ComponentStorage = ComponentStorage([0;
 static ENTRIES: ffi::Entries = ffi::Entries {
     comm_query: entry_comm_query,
     comm_free: entry_comm_free,
-    bcast: entry_bcast,
-    reduce: entry_reduce,
-    allreduce: entry_allreduce,
+    collective: entry_collective,
     counter: entry_counter,
 };
 
@@ -89,140 +94,16 @@ unsafe extern "C" fn entry_counter(index: i32) -> u64 {
     stats::read(index.max(0) as usize)
 }
 
-unsafe extern "C" fn entry_bcast(
+unsafe extern "C" fn entry_collective(
     state: *mut c_void,
     module: *mut c_void,
-    buf: *mut c_void,
-    count: i32,
-    dtype: *mut c_void,
-    root: i32,
     comm: *mut c_void,
+    call: *const ffi::Call,
 ) -> i32 {
-    let st = &mut *state.cast::<CommState>();
-    let (module, comm, dt) = (Module(module), Comm(comm), Dtype(dtype));
-    let info = dt.info();
-    let bytes = dtype::message_bytes(&info, count);
-    match st.decide(module, comm, Coll::Bcast, bytes, |_, _| None) {
-        Decision::Nothing => ffi::success(),
-        Decision::Fallback(_) => module.prev_bcast(buf, count, dt, root, comm),
-        Decision::Serve(sh) => {
-            let bytes = bytes.unwrap_or(0) as usize;
-            let me_root = sh.me == root as usize;
-            let mut payload = match dtype::movement(&info, dt.contiguous(count)) {
-                dtype::Movement::Contiguous { offset } => {
-                    bcast::Payload::Contiguous(buf.cast::<u8>().offset(offset))
-                }
-                dtype::Movement::Packed => match Convertor::new(me_root, dt, count, buf.cast()) {
-                    Some(c) => bcast::Payload::Packed(c),
-                    // Cannot happen short of memory exhaustion; all processes
-                    // already committed to the shared-memory path.
-                    None => return ffi::error(),
-                },
-            };
-            bcast::bcast(sh, &mut payload, bytes, root as usize);
-            ffi::success()
-        }
-    }
-}
-
-/// Shared decision logic of Reduce and Allreduce.
-fn reduction<'a>(
-    st: &'a mut CommState,
-    module: Module,
-    comm: Comm,
-    coll: Coll,
-    a: &ReduceArgs,
-) -> (Decision<'a>, Option<reduce::Reduction>) {
-    let info = a.dtype.info();
-    let bytes = dtype::message_bytes(&info, a.count);
-    let intrinsic = a.op.intrinsic();
-    let mut layout = None;
-    let decision = st.decide(
-        module,
-        comm,
-        coll,
-        bytes,
-        |_, f| match dtype::ReduceLayout::classify(&info, a.count, intrinsic, f) {
-            Ok(l) => {
-                layout = Some(l);
-                None
-            }
-            Err(why) => Some(format!("{why} ({} with {})", a.dtype.name(), a.op.name())),
-        },
-    );
-    let in_place = a.sbuf == ffi::in_place();
-    let red = layout.map(|layout| reduce::Reduction {
-        own: if in_place {
-            a.rbuf as *const u8
-        } else {
-            a.sbuf.cast()
-        },
-        rbuf: a.rbuf.cast(),
-        in_place,
-        layout,
-        dtype: a.dtype,
-        op: a.op,
-        commutative: a.op.commutative(),
-    });
-    (decision, red)
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn entry_reduce(
-    state: *mut c_void,
-    module: *mut c_void,
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: i32,
-    dtype: *mut c_void,
-    op: *mut c_void,
-    root: i32,
-    comm: *mut c_void,
-) -> i32 {
-    let st = &mut *state.cast::<CommState>();
-    let (module, comm) = (Module(module), Comm(comm));
-    let args = ReduceArgs {
-        sbuf,
-        rbuf,
-        count,
-        dtype: Dtype(dtype),
-        op: Op(op),
-    };
-    match reduction(st, module, comm, Coll::Reduce, &args) {
-        (Decision::Nothing, _) => ffi::success(),
-        (Decision::Serve(sh), Some(red)) => {
-            reduce::reduce(sh, &red, root as usize);
-            ffi::success()
-        }
-        _ => module.prev_reduce(&args, root, comm),
-    }
-}
-
-unsafe extern "C" fn entry_allreduce(
-    state: *mut c_void,
-    module: *mut c_void,
-    sbuf: *const c_void,
-    rbuf: *mut c_void,
-    count: i32,
-    dtype: *mut c_void,
-    op: *mut c_void,
-    comm: *mut c_void,
-) -> i32 {
-    let st = &mut *state.cast::<CommState>();
-    let (module, comm) = (Module(module), Comm(comm));
-    let args = ReduceArgs {
-        sbuf,
-        rbuf,
-        count,
-        dtype: Dtype(dtype),
-        op: Op(op),
-    };
-    match reduction(st, module, comm, Coll::Allreduce, &args) {
-        (Decision::Nothing, _) => ffi::success(),
-        (Decision::Serve(sh), Some(red)) => {
-            reduce::allreduce(sh, &red);
-            ffi::success()
-        }
-        _ => module.prev_allreduce(&args, comm),
-    }
+    serve::collective(
+        &mut *state.cast::<CommState>(),
+        Module(module),
+        Comm(comm),
+        &*call,
+    )
 }

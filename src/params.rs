@@ -1,6 +1,7 @@
 //! The component's MCA parameters, validated, as one communicator uses them.
 
 use crate::ffi;
+use crate::stats::Coll;
 
 /// Algorithm choice of a `*_algorithm` parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,9 +27,8 @@ pub struct Params {
     pub verbose: i32,
     pub fragment_size: usize,
     pub queue_slots: usize,
-    pub bcast: Algorithm,
-    pub reduce: Algorithm,
-    pub allreduce: Algorithm,
+    /// Algorithm per collective (indexed by `stats::Coll`).
+    pub algorithm: [Algorithm; 16],
     pub radix: usize,
     /// Largest message sharm serves (bytes); `None` = no limit.
     pub max_message_size: Option<u64>,
@@ -42,13 +42,15 @@ impl Params {
             verbose: raw.verbose,
             fragment_size: (raw.fragment_size.max(64)) as usize,
             queue_slots: (raw.queue_slots.max(2)) as usize,
-            bcast: Algorithm::from_raw(raw.bcast_algorithm),
-            reduce: Algorithm::from_raw(raw.reduce_algorithm),
-            allreduce: Algorithm::from_raw(raw.allreduce_algorithm),
+            algorithm: raw.algorithm.map(Algorithm::from_raw),
             radix: (raw.knomial_radix.max(2)) as usize,
             max_message_size: (raw.max_message_size != 0).then_some(raw.max_message_size),
             shared_memory_budget: raw.shared_memory_budget,
         }
+    }
+
+    pub fn algorithm(&self, coll: Coll) -> Algorithm {
+        self.algorithm[coll as usize]
     }
 
     /// The current values of the MCA parameters.

@@ -63,7 +63,17 @@ pub struct AckLine {
     consumed: AtomicU64,
 }
 
+/// A process's line in the segment's sync area (barrier), written by that
+/// process only: `arrive` counts the barriers it (and its subtree) reached,
+/// `release` (rank 0's) the barriers everyone may leave.
+#[repr(C, align(64))]
+pub struct SyncLine {
+    pub arrive: AtomicU64,
+    pub release: AtomicU64,
+}
+
 const _: () = assert!(std::mem::size_of::<SlotHeader>() == crate::layout::CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<SyncLine>() == crate::layout::CACHE_LINE);
 const _: () = assert!(std::mem::size_of::<AckLine>() == crate::layout::CACHE_LINE);
 
 /// Where a fragment goes: fragment `index` of operation `op`.
@@ -126,6 +136,13 @@ impl Queues {
         debug_assert!(w < self.layout.p && r < self.layout.p);
         // SAFETY: as above.
         unsafe { &(*(self.base.add(self.layout.ack_line(w, r)) as *const AckLine)).consumed }
+    }
+
+    /// Process `r`'s sync line.
+    pub fn sync(&self, r: usize) -> &SyncLine {
+        debug_assert!(r < self.layout.p);
+        // SAFETY: in bounds by the layout; only accessed through atomics.
+        unsafe { &*(self.base.add(self.layout.sync_line(r)) as *const SyncLine) }
     }
 
     /// Slot and lap of a position.

@@ -28,6 +28,7 @@ use crate::dtype::ReduceLayout;
 use crate::ffi::{Dtype, Op};
 use crate::params::Algorithm;
 use crate::queue::{Pos, Readers};
+use crate::stats::Coll;
 use crate::tree;
 
 /// One reduction call's buffers and semantics.
@@ -64,7 +65,7 @@ enum Sink {
 }
 
 pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
-    let alg = choose(sh.params.reduce, sh.p);
+    let alg = choose(sh.params.algorithm(Coll::Reduce), sh.p);
     let tree_root = if red.commutative { root } else { 0 };
     let sink = if tree_root == root {
         Sink::ReceiveBuffer
@@ -75,7 +76,7 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
 }
 
 pub fn allreduce(sh: &mut Shared, red: &Reduction) {
-    let alg = choose(sh.params.allreduce, sh.p);
+    let alg = choose(sh.params.algorithm(Coll::Allreduce), sh.p);
     walk(sh, red, alg, 0, Sink::Everybody);
 }
 
@@ -196,6 +197,44 @@ fn combine_fragment(
                 // SAFETY: scratch holds the fragment; rbuf its place.
                 unsafe { red.layout.copy_to_user(red.rbuf.add(offset), acc, n) };
             }
+        }
+    }
+}
+
+/// One fragment of a reduction: its position and its `n` elements' `len` bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Piece {
+    pub pos: Pos,
+    pub n: usize,
+    pub len: usize,
+}
+
+/// Folds fragment `piece` of processes `ranks` (ascending) into `acc` in
+/// canonical order: `acc = x_first op ... op x_last`, our own part read at
+/// `own`, the others from their queues.  `acc` must not alias `own`.
+///
+/// # Safety
+/// `own` and `acc` must address `piece.len` bytes holding `piece.n` elements.
+pub(crate) unsafe fn fold_ranks(
+    sh: &mut Shared,
+    ranks: std::ops::Range<usize>,
+    own: *const u8,
+    acc: *mut u8,
+    piece: Piece,
+    red: &Reduction,
+) {
+    let mut first = true;
+    for w in ranks.rev() {
+        let frag = (w != sh.me).then(|| sh.queues.receive(&sh.waiter, w, piece.pos));
+        let src = frag.map_or(own, |f| f.data);
+        if first {
+            std::ptr::copy_nonoverlapping(src, acc, piece.len);
+            first = false;
+        } else {
+            red.op.reduce(src, acc, piece.n, red.dtype);
+        }
+        if let Some(f) = frag {
+            sh.queues.release(sh.me, w, f);
         }
     }
 }

@@ -12,16 +12,65 @@ pub enum Coll {
     Bcast,
     Reduce,
     Allreduce,
+    Gather,
+    Gatherv,
+    Scatter,
+    Scatterv,
+    Allgather,
+    Allgatherv,
+    Alltoall,
+    Alltoallv,
+    ReduceScatterBlock,
+    ReduceScatter,
+    Scan,
+    Exscan,
 }
 
+const ALL: [Coll; COLLS] = [
+    Coll::Barrier,
+    Coll::Bcast,
+    Coll::Reduce,
+    Coll::Allreduce,
+    Coll::Gather,
+    Coll::Gatherv,
+    Coll::Scatter,
+    Coll::Scatterv,
+    Coll::Allgather,
+    Coll::Allgatherv,
+    Coll::Alltoall,
+    Coll::Alltoallv,
+    Coll::ReduceScatterBlock,
+    Coll::ReduceScatter,
+    Coll::Scan,
+    Coll::Exscan,
+];
+
+const NAMES: [&str; COLLS] = [
+    "MPI_Barrier",
+    "MPI_Bcast",
+    "MPI_Reduce",
+    "MPI_Allreduce",
+    "MPI_Gather",
+    "MPI_Gatherv",
+    "MPI_Scatter",
+    "MPI_Scatterv",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Alltoall",
+    "MPI_Alltoallv",
+    "MPI_Reduce_scatter_block",
+    "MPI_Reduce_scatter",
+    "MPI_Scan",
+    "MPI_Exscan",
+];
+
 impl Coll {
+    pub fn from_raw(v: i32) -> Option<Coll> {
+        ALL.get(usize::try_from(v).ok()?).copied()
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Coll::Barrier => "MPI_Barrier",
-            Coll::Bcast => "MPI_Bcast",
-            Coll::Reduce => "MPI_Reduce",
-            Coll::Allreduce => "MPI_Allreduce",
-        }
+        NAMES[self as usize]
     }
 }
 

@@ -1,0 +1,50 @@
+//! MPI_Barrier with flags in the segment's sync area; the data queues are
+//! never touched, so a barrier costs no slot and cannot wait behind data.
+//!
+//! Arrivals climb a k-nomial tree rooted at rank 0 (the linear variant: all
+//! processes are rank 0's children): a process waits until each child's
+//! `arrive` reached this barrier's number, then stores its own (Release).
+//! Rank 0 then stores `release`, on which everyone else waits (Acquire).  The
+//! Release/Acquire chain orders every memory access before the barrier on any
+//! process before every access after it on all processes.
+
+use std::sync::atomic::Ordering;
+
+use crate::comm::Shared;
+use crate::params::Algorithm;
+use crate::stats::Coll;
+use crate::tree;
+
+/// The algorithm `auto` stands for.
+pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
+    match alg {
+        Algorithm::Auto if p <= 8 => Algorithm::Linear,
+        Algorithm::Auto => Algorithm::Knomial,
+        other => other,
+    }
+}
+
+pub fn barrier(sh: &mut Shared) {
+    let alg = choose(sh.params.algorithm(Coll::Barrier), sh.p);
+    let radix = if alg == Algorithm::Linear {
+        sh.p
+    } else {
+        sh.params.radix
+    };
+    let epoch = sh.next_barrier();
+    tree::children(sh.me, radix, sh.p, &mut sh.kids);
+    let q = &sh.queues;
+    for &c in &sh.kids {
+        let line = q.sync(c);
+        sh.waiter
+            .until(|| line.arrive.load(Ordering::Acquire) >= epoch);
+    }
+    if sh.me == 0 {
+        q.sync(0).release.store(epoch, Ordering::Release);
+    } else {
+        q.sync(sh.me).arrive.store(epoch, Ordering::Release);
+        let root = q.sync(0);
+        sh.waiter
+            .until(|| root.release.load(Ordering::Acquire) >= epoch);
+    }
+}

@@ -1,0 +1,110 @@
+//! User buffers seen as byte streams: contiguous ones are copied directly,
+//! anything else goes through Open MPI's convertor.  Processes may use
+//! different datatypes with the same type signature; the stream is the same.
+
+use crate::dtype::{self, Movement};
+use crate::ffi::{Convertor, Dtype};
+
+/// `count` elements of `dtype` at `buf` (as the application passed them).
+#[derive(Clone, Copy, Debug)]
+pub struct TypedBuf {
+    pub buf: *mut u8,
+    pub count: i32,
+    pub dtype: Dtype,
+}
+
+impl TypedBuf {
+    pub fn new(buf: *const u8, count: i32, dtype: Dtype) -> TypedBuf {
+        TypedBuf {
+            buf: buf as *mut u8,
+            count,
+            dtype,
+        }
+    }
+
+    /// The `index`-th block of `count` elements (MPI's `buf + index·count·extent`),
+    /// or the block at displacement `displ` elements when given.
+    pub fn block(
+        buf: *const u8,
+        index: usize,
+        count: i32,
+        displ: Option<i32>,
+        dtype: Dtype,
+    ) -> TypedBuf {
+        let extent = dtype.info().extent as isize;
+        let elements = match displ {
+            Some(d) => d as isize,
+            None => index as isize * count as isize,
+        };
+        TypedBuf::new(buf.wrapping_offset(elements * extent), count, dtype)
+    }
+
+    /// Bytes of the stream (0 for a negative count).
+    pub fn bytes(&self) -> usize {
+        dtype::message_bytes(&self.dtype.info(), self.count).unwrap_or(0) as usize
+    }
+
+    fn payload(&self, for_send: bool) -> Option<Payload> {
+        match dtype::movement(&self.dtype.info(), self.dtype.contiguous(self.count)) {
+            Movement::Contiguous { offset } => {
+                Some(Payload::Contiguous(self.buf.wrapping_offset(offset)))
+            }
+            // SAFETY: the buffer is the application's, valid for the call.
+            Movement::Packed => {
+                unsafe { Convertor::new(for_send, self.dtype, self.count, self.buf) }
+                    .map(Payload::Packed)
+            }
+        }
+    }
+
+    /// A stream to read this buffer from.
+    pub fn source(&self) -> Option<Payload> {
+        self.payload(true)
+    }
+
+    /// A stream to write this buffer from.
+    pub fn sink(&self) -> Option<Payload> {
+        self.payload(false)
+    }
+}
+
+/// Where a stream is read from or written to.
+pub enum Payload {
+    /// A contiguous byte range.
+    Contiguous(*mut u8),
+    /// Through a convertor (pieces must come in stream order).
+    Packed(Convertor),
+}
+
+impl Payload {
+    /// Fills `dst` with bytes `[offset, offset + len)` of the stream.
+    ///
+    /// # Safety
+    /// `dst` must be writable for `len` bytes; the stream must hold them.
+    pub unsafe fn read(&mut self, offset: usize, dst: *mut u8, len: usize) {
+        match self {
+            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(base.add(offset), dst, len),
+            Payload::Packed(conv) => {
+                let mut done = 0;
+                while done < len {
+                    let n = conv.pack(dst.add(done), len - done);
+                    if n == 0 {
+                        break; // exhausted: cannot happen for a well-formed stream
+                    }
+                    done += n;
+                }
+            }
+        }
+    }
+
+    /// Stores `len` bytes from `src` at stream offset `offset`.
+    ///
+    /// # Safety
+    /// `src` must be readable for `len` bytes; the buffer must hold them.
+    pub unsafe fn write(&mut self, offset: usize, src: *const u8, len: usize) {
+        match self {
+            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(src, base.add(offset), len),
+            Payload::Packed(conv) => conv.unpack(src, len),
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! MPI_Reduce_scatter(_block): every process streams slice r of its input to
+//! process r, and each process reduces its own slice from every queue in
+//! canonical order (`x_0 op ... op x_{p-1}`, right for non-commutative ops).
+//!
+//! All processes know every slice's element count, so fragment i of slice r
+//! sits at position `base(r) + i` of each queue, and every writer fills its
+//! queue in the same order.  A process reads its own slice `s-1` positions
+//! behind its writing, which keeps the pipeline full without a cycle of
+//! waits (same argument as Allreduce's).
+
+use crate::comm::Shared;
+use crate::dtype::ReduceLayout;
+use crate::queue::{Pos, Readers};
+use crate::reduce::{fold_ranks, Piece, Reduction};
+
+/// `red.own`: the whole input (p slices); `red.rbuf`: this process's result;
+/// `counts[r]`: elements of slice r.
+pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
+    let (me, p, f) = (sh.me, sh.p, sh.fragment());
+    let slice = |r: usize| ReduceLayout {
+        count: counts[r],
+        ..red.layout
+    };
+    // First element, first position and fragment count of every slice.
+    let mut first_elem = vec![0usize; p + 1];
+    let mut base = vec![0usize; p + 1];
+    for r in 0..p {
+        first_elem[r + 1] = first_elem[r] + counts[r];
+        base[r + 1] = base[r] + slice(r).fragments(f);
+    }
+    // In place, the input is overwritten by the result while others still
+    // need it: work from a private copy.
+    let copy: Vec<u8>;
+    let own = if red.in_place {
+        let span = red.layout.span(first_elem[p]);
+        // SAFETY: the receive buffer holds the whole input in place.
+        copy = unsafe { std::slice::from_raw_parts(red.own, span) }.to_vec();
+        copy.as_ptr()
+    } else {
+        red.own
+    };
+    let op = sh.next_op();
+    let lag = sh.queues.layout().s - 1;
+    let mine = slice(me);
+    let (mut r, mut i) = (0usize, 0usize);
+    for step in 0..base[p] + lag {
+        if step < base[p] {
+            while i >= slice(r).fragments(f) {
+                r += 1;
+                i = 0;
+            }
+            if r != me {
+                let (_, _, offset, len) = slice(r).fragment(i, f);
+                let pos = Pos::new(op, step);
+                let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+                // SAFETY: the slice lies within the input; dst is our slot.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        own.add(first_elem[r] * red.layout.extent + offset),
+                        dst,
+                        len,
+                    )
+                };
+                sh.writer.publish(&sh.queues, pos, len, Readers::One(r));
+            }
+            i += 1;
+        }
+        if step >= base[me] + lag && step - lag - base[me] < mine.fragments(f) {
+            let k = step - lag - base[me];
+            let (_, n, offset, len) = mine.fragment(k, f);
+            let pos = Pos::new(op, base[me] + k);
+            let mine_in = unsafe { own.add(first_elem[me] * red.layout.extent + offset) };
+            // SAFETY: buffers hold the slice; scratch holds a fragment.
+            unsafe {
+                if red.layout.dense() {
+                    fold_ranks(
+                        sh,
+                        0..p,
+                        mine_in,
+                        red.rbuf.add(offset),
+                        Piece { pos, n, len },
+                        red,
+                    );
+                } else {
+                    let acc = sh.scratch.ptr();
+                    fold_ranks(sh, 0..p, mine_in, acc, Piece { pos, n, len }, red);
+                    red.layout.copy_to_user(red.rbuf.add(offset), acc, n);
+                }
+            }
+        }
+    }
+}
