@@ -11,7 +11,8 @@ Reads (all written by ci/bench.sh):
   OUT/meta.txt      machine / sweep description
 Writes:
   OUT/results.csv   op,np,bytes,config,median_us,min_us,mean_us,max_us,
-                    iters,status   (status OK, WRONG, FAILED or TIMEOUT)
+                    span_us,iters,status,runs
+                    (status OK, WRONG, FAILED or TIMEOUT)
   OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
 
 Exit status 1 if any configuration produced a WRONG result, else 0.
@@ -37,7 +38,7 @@ CONFIG_ORDER = [
     "tuned", "sm", "han", "adapt", "mpich", "impi",
 ]
 CSV_FIELDS = ["op", "np", "bytes", "config", "median_us", "min_us",
-              "mean_us", "max_us", "iters", "status", "runs"]
+              "mean_us", "max_us", "span_us", "iters", "status", "runs"]
 # Worst status wins when a row aggregates several launches.
 STATUS_RANK = {"OK": 0, "FAILED": 1, "TIMEOUT": 2, "WRONG": 3}
 
@@ -105,9 +106,13 @@ def aggregate(runs):
                         key=lambda st: STATUS_RANK.get(st, 1))
     if row["status"] != "OK":
         return row
-    meds = sorted(float(r["median_us"]) for r in runs)
-    k = len(meds)
-    med = meds[k // 2] if k % 2 else 0.5 * (meds[k // 2 - 1] + meds[k // 2])
+    def med_of(field):
+        v = sorted(float(r[field]) for r in runs)
+        k = len(v)
+        return v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
+
+    med = med_of("median_us")
+    span = med_of("span_us") if all(r["span_us"] for r in runs) else None
     iters = [int(r["iters"]) for r in runs]
     mean = (sum(float(r["mean_us"]) * i for r, i in zip(runs, iters))
             / sum(iters))
@@ -115,6 +120,7 @@ def aggregate(runs):
                min_us=f"{min(float(r['min_us']) for r in runs):.3f}",
                mean_us=f"{mean:.3f}",
                max_us=f"{max(float(r['max_us']) for r in runs):.3f}",
+               span_us="" if span is None else f"{span:.3f}",
                iters=sum(iters))
     return row
 

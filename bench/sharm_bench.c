@@ -18,11 +18,17 @@
  *    built from zero-byte MPI_Sendrecv.  It never calls MPI_Barrier, so the
  *    collective component under test has no influence on the
  *    synchronisation, and it is identical for every configuration.
- *  - Only the collective call itself is timed (MPI_Wtime around it).  Each
- *    rank stores its per-iteration times locally; after the loop they are
- *    collected with point-to-point messages, the per-iteration maximum over
- *    ranks is taken, and the median over iterations is reported (plus min,
- *    mean and max).
+ *  - Only the collective call itself is timed (CLOCK_MONOTONIC around
+ *    it).  Each rank stores its per-iteration timestamps locally; after
+ *    the loop they are collected with point-to-point messages, the
+ *    per-iteration maximum over ranks of the call's duration is taken, and
+ *    the median over iterations is reported (plus min, mean and max).
+ *  - Also reported: span_us, the median over iterations of (last rank's
+ *    exit - first rank's entry).  CLOCK_MONOTONIC is one clock for all
+ *    processes of a node, so this is meaningful intra-node.  Per-rank
+ *    durations can look short when barrier-exit skew lets every rank enter
+ *    after the data is ready (typical when oversubscribed); the span
+ *    cannot hide that, though it includes the skew itself.
  *  - Iteration counts adapt to the cost of one iteration so that every
  *    (op, size) takes roughly --budget-ms of wall time, bounded by
  *    --min-iters / --max-iters.
@@ -666,19 +672,22 @@ typedef struct {
 } run_state_t;
 
 /* One iteration: prepare, fixed barrier, timed call, check.
- * Returns the duration of the collective call on this rank. */
-static double one_iteration(ctx_t *c, run_state_t *st)
+ * Stores the call's entry and exit times (CLOCK_MONOTONIC, seconds) in
+ * stamp[0] and stamp[1]. */
+static void one_iteration(ctx_t *c, run_state_t *st, double stamp[2])
 {
     unsigned iter = st->iter++;
     op_prepare(c, iter);
     ctl_barrier();
-    double t0 = MPI_Wtime();
+    double t0 = now_s();
     int rc = op_execute(c);
-    double t1 = MPI_Wtime();
+    double t1 = now_s();
+    stamp[0] = t0;
+    stamp[1] = t1;
     if ((int)c->op == st->inject_wrong)
         op_corrupt(c);
     if (st->wrong)
-        return t1 - t0; /* already reported; skip further checking */
+        return; /* already reported; skip further checking */
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -692,7 +701,6 @@ static double one_iteration(ctx_t *c, run_state_t *st)
             st->wrong = 1;
         }
     }
-    return t1 - t0;
 }
 
 static int clamp_int(double v, int lo, int hi)
@@ -704,26 +712,51 @@ static int clamp_int(double v, int lo, int hi)
     return (int)v;
 }
 
-/* Rank 0 collects everybody's per-iteration times and returns, in
- * `out`, the per-iteration maximum over ranks. */
-static void collect_max_times(const double *mine, double *out, int iters)
+/* Rank 0 collects everybody's per-iteration (entry, exit) stamps and
+ * computes per iteration: dur[i] = max over ranks of exit - entry, and
+ * span[i] = max over ranks of exit - min over ranks of entry. */
+static void collect_times(const double *stamps, double *dur, double *span,
+                          int iters)
 {
     if (g_rank != 0) {
-        MPI_Send(mine, iters, MPI_DOUBLE, 0, TAG_TIMES, ctl_comm);
+        MPI_Send(stamps, 2 * iters, MPI_DOUBLE, 0, TAG_TIMES, ctl_comm);
         return;
     }
-    double *tmp = malloc((size_t)iters * sizeof *tmp);
-    if (!tmp)
+    double *first = malloc((size_t)iters * sizeof *first);
+    double *last = malloc((size_t)iters * sizeof *last);
+    double *tmp = malloc((size_t)iters * 2 * sizeof *tmp);
+    if (!first || !last || !tmp)
         MPI_Abort(MPI_COMM_WORLD, 2);
-    memcpy(out, mine, (size_t)iters * sizeof *out);
-    for (int r = 1; r < g_np; r++) {
-        MPI_Recv(tmp, iters, MPI_DOUBLE, r, TAG_TIMES, ctl_comm,
-                 MPI_STATUS_IGNORE);
-        for (int i = 0; i < iters; i++)
-            if (tmp[i] > out[i])
-                out[i] = tmp[i];
+    for (int i = 0; i < iters; i++) {
+        first[i] = stamps[2 * i];
+        last[i] = stamps[2 * i + 1];
+        dur[i] = last[i] - first[i];
     }
+    for (int r = 1; r < g_np; r++) {
+        MPI_Recv(tmp, 2 * iters, MPI_DOUBLE, r, TAG_TIMES, ctl_comm,
+                 MPI_STATUS_IGNORE);
+        for (int i = 0; i < iters; i++) {
+            double t0 = tmp[2 * i], t1 = tmp[2 * i + 1];
+            if (t1 - t0 > dur[i])
+                dur[i] = t1 - t0;
+            if (t0 < first[i])
+                first[i] = t0;
+            if (t1 > last[i])
+                last[i] = t1;
+        }
+    }
+    for (int i = 0; i < iters; i++)
+        span[i] = last[i] - first[i];
+    free(first);
+    free(last);
     free(tmp);
+}
+
+/* Median of v[0..n) (sorts v). */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return (n % 2) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* Called on all ranks when some rank saw a wrong result: every rank sends
@@ -762,12 +795,13 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
      * communicator, segment mapping); the median wall time of the next
      * three (including pattern writing and checking) estimates the cost
      * of one iteration, robust against a single descheduling hiccup. */
-    one_iteration(&c, st);
+    double stamp[2];
+    one_iteration(&c, st, stamp);
     double probe[3];
     for (int i = 0; i < 3; i++) {
-        double w0 = MPI_Wtime();
-        one_iteration(&c, st);
-        probe[i] = MPI_Wtime() - w0;
+        double w0 = now_s();
+        one_iteration(&c, st, stamp);
+        probe[i] = now_s() - w0;
     }
     qsort(probe, 3, sizeof probe[0], cmp_double);
     double est = ctl_max(probe[1]);
@@ -779,17 +813,18 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     int iters = clamp_int(0.9 * o->budget_s / est, o->min_iters, o->max_iters);
 
     for (int i = 0; i < warmup; i++)
-        one_iteration(&c, st);
+        one_iteration(&c, st, stamp);
 
-    double *t = malloc((size_t)iters * sizeof *t);
+    double *stamps = malloc((size_t)iters * 2 * sizeof *stamps);
     double *tmax = malloc((size_t)iters * sizeof *tmax);
-    if (!t || !tmax)
+    double *span = malloc((size_t)iters * sizeof *span);
+    if (!stamps || !tmax || !span)
         MPI_Abort(MPI_COMM_WORLD, 2);
     for (int i = 0; i < iters; i++)
-        t[i] = one_iteration(&c, st);
+        one_iteration(&c, st, &stamps[2 * i]);
     ctx_free(&c);
 
-    collect_max_times(t, tmax, iters);
+    collect_times(stamps, tmax, span, iters);
     int any_wrong = ctl_max(st->wrong) > 0.0;
     if (any_wrong)
         report_wrong(st, op_names[op], bytes);
@@ -802,18 +837,17 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
             double sum = 0.0;
             for (int i = 0; i < iters; i++)
                 sum += tmax[i];
-            qsort(tmax, (size_t)iters, sizeof *tmax, cmp_double);
-            double med = (iters % 2) ? tmax[iters / 2]
-                         : 0.5 * (tmax[iters / 2 - 1] + tmax[iters / 2]);
+            double med = median(tmax, iters); /* sorts tmax */
             printf("median_us=%.3f min_us=%.3f mean_us=%.3f max_us=%.3f "
-                   "iters=%d warmup=%d status=OK\n", med * 1e6,
+                   "span_us=%.3f iters=%d warmup=%d status=OK\n", med * 1e6,
                    tmax[0] * 1e6, sum / iters * 1e6, tmax[iters - 1] * 1e6,
-                   iters, warmup + 4);
+                   median(span, iters) * 1e6, iters, warmup + 4);
         }
         fflush(stdout);
     }
-    free(t);
+    free(stamps);
     free(tmax);
+    free(span);
     return any_wrong;
 }
 

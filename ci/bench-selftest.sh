@@ -28,7 +28,7 @@ check_csv() {
 import csv, sys
 path, configs, per_config = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 header = ["op", "np", "bytes", "config", "median_us", "min_us", "mean_us",
-          "max_us", "iters", "status", "runs"]
+          "max_us", "span_us", "iters", "status", "runs"]
 problems = []
 with open(path, newline="") as f:
     rows = list(csv.reader(f))
@@ -43,7 +43,8 @@ for r, raw in zip(body, rows[1:]):
         problems.append(f"status {r['status']}: {raw}")
         continue
     try:
-        vals = [float(r[k]) for k in ("median_us", "min_us", "mean_us", "max_us")]
+        vals = [float(r[k]) for k in ("median_us", "min_us", "mean_us", "max_us",
+                                       "span_us")]
         iters = int(r["iters"])
     except ValueError:
         problems.append(f"non-numeric: {raw}")
