@@ -195,7 +195,7 @@ setup_impi() {
     [ -d "$IMPI_FI_PATH" ] || IMPI_FI_PATH="$IMPI_ROOT/lib"
     local inc
     inc=$(mpicc.mpich -show | grep -oE -- '-I[^ ]+' | head -1)
-    gcc "${CFLAGS[@]}" $inc -o "$BIN/sharm_bench.impi" \
+    gcc "${CFLAGS[@]}" ${inc:+"$inc"} -o "$BIN/sharm_bench.impi" \
         "$REPO/bench/sharm_bench.c" -L"$(dirname "$lib")" -l:libmpi.so.12 \
         -Wl,-rpath,"$(dirname "$lib")" || return 1
 }
