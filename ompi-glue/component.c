@@ -81,6 +81,14 @@ static const mca_base_var_enum_value_t algorithm_values[] = {
     {0, NULL},
 };
 
+static const mca_base_var_enum_value_t allreduce_values[] = {
+    {SHARM_ALG_AUTO, "auto"},
+    {SHARM_ALG_LINEAR, "linear"},
+    {SHARM_ALG_KNOMIAL, "knomial"},
+    {SHARM_ALG_ALLGATHER, "allgather"},
+    {0, NULL},
+};
+
 static void register_int(const char *name, const char *help, mca_base_var_enum_t *values,
                          mca_base_var_info_lvl_t level, int *storage)
 {
@@ -134,7 +142,7 @@ static void register_counters(void)
 
 static int sharm_register(void)
 {
-    mca_base_var_enum_t *algorithms = NULL;
+    mca_base_var_enum_t *algorithms = NULL, *allreduce_algorithms = NULL;
 
     register_int("priority",
                  "Priority of the sharm coll component (above coll/tuned's 30 by default; "
@@ -163,10 +171,14 @@ static int sharm_register(void)
                  "MPI_Reduce algorithm: auto, linear (the root reduces every queue in rank "
                  "order), knomial (k-nomial tree, canonical order kept)",
                  algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_REDUCE]);
+    (void) mca_base_var_enum_create("coll_sharm_allreduce_algorithms", allreduce_values,
+                                    &allreduce_algorithms);
     register_int("allreduce_algorithm",
-                 "MPI_Allreduce algorithm (reduction to rank 0 fused with the broadcast of the "
-                 "result): auto, linear, knomial",
-                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_ALLREDUCE]);
+                 "MPI_Allreduce algorithm: auto, linear or knomial (reduction to rank 0 fused "
+                 "with the broadcast of the result), allgather (every process reduces all "
+                 "contributions itself; small messages)",
+                 allreduce_algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_ALLREDUCE]);
+    OBJ_RELEASE(allreduce_algorithms);
     OBJ_RELEASE(algorithms);
 
     register_int("knomial_radix", "Radix k of the k-nomial trees (2 = binomial)", NULL,

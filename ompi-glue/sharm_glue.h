@@ -45,7 +45,8 @@ enum sharm_coll {
 enum sharm_algorithm {
     SHARM_ALG_AUTO = 0,
     SHARM_ALG_LINEAR = 1,
-    SHARM_ALG_KNOMIAL = 2
+    SHARM_ALG_KNOMIAL = 2,
+    SHARM_ALG_ALLGATHER = 3 /* Allreduce only */
 };
 
 /* A snapshot of the component's MCA parameters (read once per communicator). */

@@ -1,12 +1,15 @@
 //! MPI_Barrier with flags in the segment's sync area; the data queues are
 //! never touched, so a barrier costs no slot and cannot wait behind data.
 //!
-//! Arrivals climb a k-nomial tree rooted at rank 0 (the linear variant: all
-//! processes are rank 0's children): a process waits until each child's
-//! `arrive` reached this barrier's number, then stores its own (Release).
-//! Rank 0 then stores `release`, on which everyone else waits (Acquire).  The
-//! Release/Acquire chain orders every memory access before the barrier on any
-//! process before every access after it on all processes.
+//! * linear: every process stores its `arrive` (Release) and waits until all
+//!   others' reached this barrier's number (Acquire): one cache-line hop.
+//! * knomial: arrivals climb a k-nomial tree rooted at rank 0: a process waits
+//!   until each child's `arrive` reached the barrier's number, then stores
+//!   its own; rank 0 then stores `release`, on which everyone else waits.
+//!   Two hops per tree level, but O(k) lines polled per process (large p).
+//!
+//! The Release/Acquire chains order every memory access before the barrier on
+//! any process before every access after it on all processes.
 
 use std::sync::atomic::Ordering;
 

@@ -9,6 +9,9 @@ pub enum Algorithm {
     Auto,
     Linear,
     Knomial,
+    /// Every process gathers all contributions and reduces them itself
+    /// (Allreduce only).
+    Allgather,
 }
 
 impl Algorithm {
@@ -16,6 +19,7 @@ impl Algorithm {
         match v {
             1 => Algorithm::Linear,
             2 => Algorithm::Knomial,
+            3 => Algorithm::Allgather,
             _ => Algorithm::Auto,
         }
     }

@@ -75,9 +75,52 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
     walk(sh, red, alg, tree_root, sink);
 }
 
+/// Messages up to this size use the `allgather` Allreduce under `auto`.
+const ALLGATHER_ALLREDUCE_MAX_BYTES: usize = 2048;
+
 pub fn allreduce(sh: &mut Shared, red: &Reduction) {
-    let alg = choose(sh.params.algorithm(Coll::Allreduce), sh.p);
-    walk(sh, red, alg, 0, Sink::Everybody);
+    let bytes = red.layout.span(red.layout.count);
+    let alg = match sh.params.algorithm(Coll::Allreduce) {
+        Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
+            Algorithm::Allgather
+        }
+        other => choose(other, sh.p),
+    };
+    if alg == Algorithm::Allgather {
+        allgather_allreduce(sh, red);
+    } else {
+        walk(sh, red, alg, 0, Sink::Everybody);
+    }
+}
+
+/// Small-message Allreduce: each process publishes its fragment once to all
+/// others and folds all p fragments itself in rank order.  One hop instead
+/// of two (up to rank 0 and back); every process runs the same operation on
+/// the same operands in the same order, and MPI's predefined operations
+/// work element by element, so all results are bit-identical.
+fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
+    let (f, p) = (sh.fragment(), sh.p);
+    let op = sh.next_op();
+    for i in 0..red.layout.fragments(f) {
+        let (_, n, offset, len) = red.layout.fragment(i, f);
+        let pos = Pos::new(op, i);
+        // SAFETY: offsets stay within the user buffers; slots and scratch hold
+        // a fragment.  Our own published slot stays unchanged until we reuse
+        // it, so it serves as our operand even when the input is in place.
+        unsafe {
+            let mine = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+            std::ptr::copy_nonoverlapping(red.own.add(offset), mine, len);
+            sh.writer.publish(&sh.queues, pos, len, Readers::AllOthers);
+            let piece = Piece { pos, n, len };
+            if red.layout.dense() {
+                fold_ranks(sh, 0..p, mine, red.rbuf.add(offset), piece, red);
+            } else {
+                let acc = sh.scratch.ptr();
+                fold_ranks(sh, 0..p, mine, acc, piece, red);
+                red.layout.copy_to_user(red.rbuf.add(offset), acc, n);
+            }
+        }
+    }
 }
 
 fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink: Sink) {
