@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Turns the raw output of ci/bench.sh into tables, a CSV file and plots.
 
-usage: report.py OUT_DIR
+usage: report.py OUT_DIR [--metric median|span]
+
+--metric picks the figure used in tables, ratios and plots: "median"
+(default: median over iterations of the slowest rank's call duration) or
+"span" (median over iterations of last exit - first entry across ranks).
 
 Reads (all written by ci/bench.sh):
   OUT/results.txt   "config=<c> launch=<id> RESULT|WRONG|INFO ..." lines
@@ -176,14 +180,31 @@ def load(out):
     return rows, wrongs, launches, configs, memcpy, infos
 
 
-def median_of(row):
+METRIC = "median_us"   # or "span_us" (--metric span)
+
+
+def value_of(row, field):
     if row is None or row.get("status") != "OK":
         return None
     try:
-        v = float(row["median_us"])
+        v = float(row[field])
     except (KeyError, ValueError):
         return None
     return v if v > 0 else None
+
+
+def median_of(row):
+    """The figure tables, ratios and plots use (see --metric)."""
+    return value_of(row, METRIC)
+
+
+def skew_flattered(row):
+    """True when the span is much longer than the per-rank figure: every
+    rank found its data ready because ranks left the barrier far apart, so
+    the per-rank figure flatters the implementation."""
+    med, span = value_of(row, "median_us"), value_of(row, "span_us")
+    return (METRIC == "median_us" and med is not None and span is not None
+            and span > 2 * med + 1.0)
 
 
 # -------------------------------------------------------------- copy limit
@@ -214,7 +235,7 @@ def cell(row):
         return "."
     st = row["status"]
     if st == "OK":
-        return fmt_us(median_of(row))
+        return fmt_us(median_of(row)) + ("*" if skew_flattered(row) else "")
     return {"WRONG": "WRONG", "TIMEOUT": "T/O"}.get(st, "FAIL")
 
 
@@ -273,9 +294,14 @@ def print_table(op, np_, rows, memcpy):
 
     widths = [max(len(r[i]) for r in [head] + lines)
               for i in range(len(head))]
-    print(f"\n== {op}  np={np_}  (median latency, us; lower is better)")
+    what = "median" if METRIC == "median_us" else "span"
+    print(f"\n== {op}  np={np_}  ({what} latency, us; lower is better)")
     for r in [head] + lines:
         print("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip())
+    if any(skew_flattered(r) for r in sel.values()):
+        print("  * span (first entry -> last exit) > 2x this figure: ranks "
+              "left the barrier far apart and found data ready; compare "
+              "span_us in the CSV or use --metric span")
 
 
 # ------------------------------------------------------------------ plots
@@ -310,7 +336,7 @@ def write_plots(out, rows):
             series[(op, np_, c)].append((b, v))
 
     script = [f"set terminal {term}", "set logscale y", "set grid",
-              "set key outside right", "set ylabel 'median latency (us)'"]
+              "set key outside right", f"set ylabel '{METRIC[:-3]} latency (us)'"]
     pngs = []
     for op, np_ in sorted({(k[0], k[1]) for k in series if k[0] != "barrier"},
                           key=lambda x: (OPS.index(x[0]) if x[0] in OPS
@@ -377,10 +403,16 @@ def write_csv(out, rows):
 
 
 def main():
-    if len(sys.argv) != 2:
+    global METRIC
+    args = sys.argv[1:]
+    if len(args) == 3 and args[1] == "--metric" and args[2] in ("median",
+                                                                "span"):
+        METRIC = args[2] + "_us"
+        args = args[:1]
+    if len(args) != 1:
         print(__doc__)
         return 2
-    out = sys.argv[1]
+    out = args[0]
     rows, wrongs, launches, configs, memcpy, infos = load(out)
 
     meta = read_lines(os.path.join(out, "meta.txt"))

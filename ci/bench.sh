@@ -33,6 +33,7 @@ TIMEOUT=""
 BUDGET_MS=""
 FORCE_BUILD=0
 REPEAT=1
+METRIC=median
 
 usage() {
     cat <<EOF
@@ -54,6 +55,9 @@ usage: ci/bench.sh [options]
                     reported figure = median of the per-launch medians
                     (default 1; this VM's latency drifts by up to 2x
                     over seconds, so use 3+ for decisions)
+  --metric M        figure for tables/plots: median (default; median over
+                    iterations of the slowest rank's call) or span (first
+                    rank's entry to last rank's exit)
   --timeout S       per-launch timeout in seconds (default 120, full 300)
   --build           run 'cargo build --release' even if the plugin exists
 EOF
@@ -73,6 +77,7 @@ while [ $# -gt 0 ]; do
         --budget-ms) BUDGET_MS=${2:?}; shift ;;
         --timeout) TIMEOUT=${2:?}; shift ;;
         --repeat) REPEAT=${2:?}; shift ;;
+        --metric) METRIC=${2:?}; shift ;;
         --build) FORCE_BUILD=1 ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown option $1" ;;
@@ -116,6 +121,7 @@ for c in "${CONFIG_LIST[@]}"; do
     esac
 done
 
+case "$METRIC" in median|span) ;; *) die "--metric must be median or span" ;; esac
 mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 BIN="$OUT/bin"
@@ -443,7 +449,7 @@ for np in "${NP_LIST[@]}"; do
 done
 
 log "bench: measurements took $((SECONDS - START)) s; writing report"
-python3 "$REPO/bench/report.py" "$OUT"
+python3 "$REPO/bench/report.py" "$OUT" --metric "$METRIC"
 rc=$?
 log "bench: total wall time $((SECONDS - START)) s"
 exit $rc
