@@ -132,8 +132,8 @@ rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.t
 mkdir -p "$BIN" "$RAW"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Never let a user's default MCA settings change what a config means.
-unset OMPI_MCA_coll OMPI_MCA_coll_sharm_priority
+# Never let inherited coll MCA settings change what a config means.
+for v in $(compgen -e | grep '^OMPI_MCA_coll'); do unset "$v"; done
 
 log() { printf '%s\n' "$*"; }
 has_config() {
@@ -430,7 +430,11 @@ for np in "${NP_LIST[@]}"; do
     for gi in "${!GROUPS_LIST[@]}"; do
         log "bench: np=$np size group $((gi + 1))/${#GROUPS_LIST[@]}: ${GROUPS_LIST[gi]}"
         for ((round = 1; round <= REPEAT; round++)); do
-            for c in "${ACTIVE[@]}"; do
+            # Rotate the order per group and round so that no configuration
+            # is always the first (or last) after a change of sizes.
+            n=${#ACTIVE[@]}
+            for ((k = 0; k < n; k++)); do
+                c=${ACTIVE[(k + gi + round - 1) % n]}
                 launch_cmd "$c" "$np"
                 ops=$OPS
                 if [ -n "$CONF_OPS" ]; then
