@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn showme(mpicc: &str, what: &str) -> Option<Vec<String>> {
-    let out = Command::new(mpicc).arg(format!("--showme:{what}")).output().ok()?;
+    let out = Command::new(mpicc)
+        .arg(format!("--showme:{what}"))
+        .output()
+        .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -20,8 +23,12 @@ fn showme(mpicc: &str, what: &str) -> Option<Vec<String>> {
 fn main() {
     let mpicc = std::env::var("SHARM_MPICC").unwrap_or_else(|_| "mpicc.openmpi".to_owned());
     let debian = "/usr/lib/x86_64-linux-gnu/openmpi";
-    let mut incdirs = showme(&mpicc, "incdirs")
-        .unwrap_or_else(|| vec![format!("{debian}/include"), format!("{debian}/include/openmpi")]);
+    let mut incdirs = showme(&mpicc, "incdirs").unwrap_or_else(|| {
+        vec![
+            format!("{debian}/include"),
+            format!("{debian}/include/openmpi"),
+        ]
+    });
     // The devel headers (ompi/mca/coll/coll.h, ...) sit in <incdir>/openmpi.
     let devel: Vec<String> = incdirs
         .iter()
