@@ -3,8 +3,7 @@
 //! fragment i+1 of any, so all processes stream at once.
 
 use crate::comm::Shared;
-use crate::ffi;
-use crate::gather::RootSide;
+use crate::gather::{sinks, RootSide};
 use crate::payload::TypedBuf;
 use crate::queue::Readers;
 
@@ -17,39 +16,30 @@ pub fn allgather(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool
     let Some(mut src) = mine.source() else {
         return false;
     };
-    let my_bytes = mine.bytes();
+    let mine_cut = sh.cut(mine.bytes());
     let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
-    let mut sinks = Vec::with_capacity(peers.len());
-    for &r in &peers {
-        let block = all.block(r);
-        let Some(sink) = block.sink() else {
-            return false;
-        };
-        sinks.push((sink, block.bytes()));
-    }
+    let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| all.block(r))) else {
+        return false;
+    };
+    // Publish fragment i of ours, then take fragment i of everybody's.
     let most = sinks
         .iter()
-        .map(|(_, b)| sh.fragments(*b))
+        .map(|(_, cut)| cut.count())
         .max()
         .unwrap_or(0)
-        .max(sh.fragments(my_bytes));
+        .max(mine_cut.count());
     for i in 0..most {
-        if i < sh.fragments(my_bytes) {
-            sh.send(&mut src, my_bytes, op, i, Readers::AllOthers);
+        if i < mine_cut.count() {
+            sh.send(&mut src, mine_cut, op, i, Readers::AllOthers);
         }
-        for (k, &r) in peers.iter().enumerate() {
-            let (sink, bytes) = &mut sinks[k];
-            if i < sh.fragments(*bytes) {
-                sh.recv(r, sink, op, i);
+        for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
+            if i < cut.count() {
+                sh.recv(r, sink, *cut, op, i);
             }
         }
     }
     match own {
-        Some(src) => {
-            let dst = all.block(me);
-            // SAFETY: the application's buffers, valid for the call.
-            unsafe { ffi::copy_typed(src.buf, src.count, src.dtype, dst.buf, dst.count, dst.dtype) }
-        }
+        Some(src) => src.copy_to(&all.block(me)),
         None => true,
     }
 }

@@ -4,7 +4,6 @@
 //! own operation number, so a receiver needs only its own counts.
 
 use crate::comm::Shared;
-use crate::ffi;
 use crate::gather::RootSide;
 use crate::payload::Payload;
 use crate::queue::Readers;
@@ -53,22 +52,18 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide) -> bo
         let Some(mut sink) = incoming.sink() else {
             return false;
         };
-        let in_bytes = incoming.bytes();
-        for i in 0..sh.fragments(out_bytes).max(sh.fragments(in_bytes)) {
-            if i < sh.fragments(out_bytes) {
-                sh.send(&mut src, out_bytes, op, i, Readers::One(to));
+        let (out, inc) = (sh.cut(out_bytes), sh.cut(incoming.bytes()));
+        for i in 0..out.count().max(inc.count()) {
+            if i < out.count() {
+                sh.send(&mut src, out, op, i, Readers::One(to));
             }
-            if i < sh.fragments(in_bytes) {
-                sh.recv(from, &mut sink, op, i);
+            if i < inc.count() {
+                sh.recv(from, &mut sink, inc, op, i);
             }
         }
     }
     match send {
-        Some(side) => {
-            let (src, dst) = (side.block(me), recv.block(me));
-            // SAFETY: the application's buffers, valid for the call.
-            unsafe { ffi::copy_typed(src.buf, src.count, src.dtype, dst.buf, dst.count, dst.dtype) }
-        }
+        Some(side) => side.block(me).copy_to(&recv.block(me)),
         None => true,
     }
 }

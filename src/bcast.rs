@@ -14,7 +14,7 @@
 use crate::comm::Shared;
 use crate::params::Algorithm;
 use crate::payload::Payload;
-use crate::queue::{Pos, Readers};
+use crate::queue::Readers;
 use crate::stats::Coll;
 use crate::tree;
 
@@ -36,7 +36,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
     } else {
         sh.params.radix
     };
-    let f = sh.fragment();
+    let cut = sh.cut(bytes);
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     let rel = (me + p - root) % p;
@@ -52,10 +52,10 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
     };
     let has_kids = !sh.kids.is_empty();
 
-    for i in 0..bytes.div_ceil(f) {
-        let offset = i * f;
-        let len = f.min(bytes - offset);
-        let pos = Pos::new(op, i);
+    for i in 0..cut.count() {
+        let offset = i * cut.size;
+        let len = cut.len(i);
+        let pos = cut.pos(op, i);
         match parent {
             None => {
                 let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);

@@ -21,7 +21,7 @@ use crate::wait::Waiter;
 /// Bytes of shared segments this process is attached to (for the budget).
 static ATTACHED_BYTES: AtomicU64 = AtomicU64::new(0);
 
-/// A cache-line aligned scratch buffer of one fragment.
+/// A cache-line aligned scratch buffer of the largest fragment (s·f bytes).
 pub struct Scratch {
     ptr: *mut u8,
     layout: std::alloc::Layout,
@@ -93,37 +93,75 @@ impl Shared {
         self.queues.fragment_bytes()
     }
 
-    /// Fragments of a stream of `bytes` bytes.
-    pub fn fragments(&self, bytes: usize) -> usize {
-        bytes.div_ceil(self.fragment())
+    /// How to cut a stream of `bytes` bytes (every process with a part in
+    /// the stream knows its size, so all cut it alike).  A stream that fills
+    /// the whole queue moves in fragments of s/2 slots: a quarter as many
+    /// handshakes per byte, still double-buffered.
+    pub fn cut(&self, bytes: usize) -> Cut {
+        let (s, f) = (self.queues.layout().s, self.fragment());
+        let width = if bytes >= s * f && s % 2 == 0 && (s / 2) * f <= u32::MAX as usize {
+            s / 2
+        } else {
+            1
+        };
+        Cut {
+            bytes,
+            size: width * f,
+            width,
+        }
     }
 
-    /// Publishes fragment `i` of the `bytes`-byte stream `payload` as
-    /// position (`op`, `i`) of our queue.
+    /// Publishes fragment `i` of the stream `payload` as position (`op`, `i`)
+    /// of our queue.
     pub fn send(
         &mut self,
         payload: &mut Payload,
-        bytes: usize,
+        cut: Cut,
         op: u64,
         i: usize,
         readers: Readers<'_>,
     ) {
-        let f = self.fragment();
-        let len = f.min(bytes - i * f);
-        let pos = Pos::new(op, i);
+        let len = cut.len(i);
+        let pos = cut.pos(op, i);
         let dst = self.writer.reserve(&self.queues, &self.waiter, pos, len);
         // SAFETY: `dst` is our reserved slot of >= len bytes.
-        unsafe { payload.read(i * f, dst, len) };
+        unsafe { payload.read(i * cut.size, dst, len) };
         self.writer.publish(&self.queues, pos, len, readers);
     }
 
     /// Receives position (`op`, `i`) of `from`'s queue into fragment `i` of
     /// the stream `payload`.
-    pub fn recv(&mut self, from: usize, payload: &mut Payload, op: u64, i: usize) {
-        let frag = self.queues.receive(&self.waiter, from, Pos::new(op, i));
+    pub fn recv(&mut self, from: usize, payload: &mut Payload, cut: Cut, op: u64, i: usize) {
+        let frag = self.queues.receive(&self.waiter, from, cut.pos(op, i));
         // SAFETY: the fragment stays valid until released.
-        unsafe { payload.write(i * self.fragment(), frag.data, frag.len) };
+        unsafe { payload.write(i * cut.size, frag.data, frag.len) };
         self.queues.release(self.me, from, frag);
+    }
+}
+
+/// How a stream is cut into fragments: `size` bytes each (the last one
+/// shorter), each spanning `width` queue slots.
+#[derive(Clone, Copy, Debug)]
+pub struct Cut {
+    pub bytes: usize,
+    pub size: usize,
+    pub width: usize,
+}
+
+impl Cut {
+    pub fn count(&self) -> usize {
+        self.bytes.div_ceil(self.size)
+    }
+    pub fn len(&self, i: usize) -> usize {
+        self.size.min(self.bytes - i * self.size)
+    }
+    pub fn pos(&self, op: u64, i: usize) -> Pos {
+        Pos::wide(op, i, self.width)
+    }
+    /// How many positions a reader may trail a writer of the same queue
+    /// without a cycle of waits: one less than the fragments the queue holds.
+    pub fn lag_limit(&self, slots: usize) -> usize {
+        slots / self.width - 1
     }
 }
 
@@ -371,14 +409,14 @@ impl CommState {
         Ok(Shared {
             segment,
             queues,
-            writer: Writer::new(self.rank, layout.s),
+            writer: Writer::new(self.rank, layout.s, self.size),
             waiter,
             me: self.rank,
             p: self.size,
             params,
             last_op: 0,
             last_barrier: 0,
-            scratch: Scratch::new(layout.f),
+            scratch: Scratch::new(layout.f * layout.s),
             kids: Vec::with_capacity(self.size),
         })
     }

@@ -9,8 +9,8 @@
 //! its own operation number, so process r finds its data knowing only its own
 //! receive count (Scatterv's other counts are known to the root alone).
 
-use crate::comm::Shared;
-use crate::ffi::{self, Dtype};
+use crate::comm::{Cut, Shared};
+use crate::ffi::Dtype;
 use crate::payload::{Payload, TypedBuf};
 use crate::queue::Readers;
 
@@ -35,21 +35,27 @@ impl RootSide<'_> {
     }
 }
 
-/// The root's own block: copied locally unless MPI_IN_PLACE.
-fn copy_own(own: Option<TypedBuf>, dst: TypedBuf) -> bool {
-    match own {
-        // SAFETY: the application's buffers, valid for the call.
-        Some(src) => unsafe {
-            ffi::copy_typed(src.buf, src.count, src.dtype, dst.buf, dst.count, dst.dtype)
-        },
-        None => true,
-    }
+/// A sink per block, with the block's cut.
+pub(crate) fn sinks(
+    sh: &Shared,
+    blocks: impl Iterator<Item = TypedBuf>,
+) -> Option<Vec<(Payload, Cut)>> {
+    blocks
+        .map(|b| Some((b.sink()?, sh.cut(b.bytes()))))
+        .collect()
 }
 
-fn streams(blocks: impl Iterator<Item = TypedBuf>, sink: bool) -> Option<Vec<(Payload, usize)>> {
-    blocks
-        .map(|b| Some((if sink { b.sink()? } else { b.source()? }, b.bytes())))
-        .collect()
+/// Receives fragment i of every stream before fragment i+1 of any, so all
+/// senders stream at once.
+pub(crate) fn receive_all(sh: &mut Shared, from: &[usize], sinks: &mut [(Payload, Cut)], op: u64) {
+    let most = sinks.iter().map(|(_, cut)| cut.count()).max().unwrap_or(0);
+    for i in 0..most {
+        for (&r, (sink, cut)) in from.iter().zip(sinks.iter_mut()) {
+            if i < cut.count() {
+                sh.recv(r, sink, *cut, op, i);
+            }
+        }
+    }
 }
 
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
@@ -61,30 +67,21 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         let Some(mut src) = own.source() else {
             return false;
         };
-        let bytes = own.bytes();
-        for i in 0..sh.fragments(bytes) {
-            sh.send(&mut src, bytes, op, i, Readers::One(root));
+        let cut = sh.cut(own.bytes());
+        for i in 0..cut.count() {
+            sh.send(&mut src, cut, op, i, Readers::One(root));
         }
         return true;
     }
     let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
-    let Some(mut sinks) = streams(peers.iter().map(|&r| root_side.block(r)), true) else {
+    let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| root_side.block(r))) else {
         return false;
     };
-    let most = sinks
-        .iter()
-        .map(|(_, b)| sh.fragments(*b))
-        .max()
-        .unwrap_or(0);
-    for i in 0..most {
-        for (k, &r) in peers.iter().enumerate() {
-            let (sink, bytes) = &mut sinks[k];
-            if i < sh.fragments(*bytes) {
-                sh.recv(r, sink, op, i);
-            }
-        }
+    receive_all(sh, &peers, &mut sinks, op);
+    match own {
+        Some(src) => src.copy_to(&root_side.block(me)),
+        None => true,
     }
-    copy_own(own, root_side.block(me))
 }
 
 /// `own` is this process's receive block (None: MPI_IN_PLACE at the root).
@@ -97,8 +94,9 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         let Some(mut sink) = own.sink() else {
             return false;
         };
-        for i in 0..sh.fragments(own.bytes()) {
-            sh.recv(root, &mut sink, round(me), i);
+        let cut = sh.cut(own.bytes());
+        for i in 0..cut.count() {
+            sh.recv(root, &mut sink, cut, round(me), i);
         }
         return true;
     }
@@ -108,17 +106,13 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         let Some(mut src) = block.source() else {
             return false;
         };
-        let bytes = block.bytes();
-        for i in 0..sh.fragments(bytes) {
-            sh.send(&mut src, bytes, round(r), i, Readers::One(r));
+        let cut = sh.cut(block.bytes());
+        for i in 0..cut.count() {
+            sh.send(&mut src, cut, round(r), i, Readers::One(r));
         }
     }
     match own {
-        // SAFETY: the application's buffers, valid for the call.
-        Some(dst) => {
-            let src = root_side.block(me);
-            unsafe { ffi::copy_typed(src.buf, src.count, src.dtype, dst.buf, dst.count, dst.dtype) }
-        }
+        Some(dst) => root_side.block(me).copy_to(&dst),
         None => true,
     }
 }

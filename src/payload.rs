@@ -3,7 +3,7 @@
 //! different datatypes with the same type signature; the stream is the same.
 
 use crate::dtype::{self, Movement};
-use crate::ffi::{Convertor, Dtype};
+use crate::ffi::{self, Convertor, Dtype};
 
 /// `count` elements of `dtype` at `buf` (as the application passed them).
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +54,16 @@ impl TypedBuf {
                 unsafe { Convertor::new(for_send, self.dtype, self.count, self.buf) }
                     .map(Payload::Packed)
             }
+        }
+    }
+
+    /// Copies this buffer into `dst` within this process (send-to-self).
+    pub fn copy_to(&self, dst: &TypedBuf) -> bool {
+        // SAFETY: the application's buffers, valid for the call.
+        unsafe {
+            ffi::copy_typed(
+                self.buf, self.count, self.dtype, dst.buf, dst.count, dst.dtype,
+            )
         }
     }
 

@@ -81,13 +81,22 @@ const _: () = assert!(std::mem::size_of::<AckLine>() == crate::layout::CACHE_LIN
 pub struct Pos {
     pub op: u64,
     pub index: u64,
+    /// Slots one fragment spans (a divisor of s; 1 for ordinary fragments).
+    pub width: usize,
 }
 
 impl Pos {
     pub fn new(op: u64, index: usize) -> Pos {
+        Pos::wide(op, index, 1)
+    }
+
+    /// Fragment `index` of an operation whose fragments span `width`
+    /// consecutive slots (large messages: fewer, larger fragments).
+    pub fn wide(op: u64, index: usize, width: usize) -> Pos {
         Pos {
             op,
             index: index as u64,
+            width,
         }
     }
 }
@@ -146,10 +155,15 @@ impl Queues {
     }
 
     /// Slot and lap of a position.
+    ///
+    /// A fragment of width c occupies c consecutive slots starting at a
+    /// multiple of c (so its data is one contiguous range of c·f bytes); the
+    /// queue then holds s/c such groups, and positions count groups.
     fn place(&self, pos: Pos) -> (usize, u64) {
-        let s = self.layout.s as u64;
-        let position = pos.op % s + pos.index;
-        ((position % s) as usize, position / s)
+        debug_assert!(pos.width >= 1 && self.layout.s % pos.width == 0);
+        let groups = (self.layout.s / pos.width) as u64;
+        let position = pos.op % groups + pos.index;
+        ((position % groups) as usize * pos.width, position / groups)
     }
 
     /// Where the `len` bytes of slot `k` of queue `w` live (inline or data area).
@@ -221,38 +235,53 @@ pub struct Writer {
     me: usize,
     next_wseq: u64,
     pending: Vec<Pending>,
+    /// Last acknowledgement seen from each reader: acks only grow, so a slot
+    /// whose readers are known to be past it needs no shared-memory read
+    /// (the reader's ack line stays in its cache instead of bouncing).
+    seen: Vec<u64>,
 }
 
 impl Writer {
-    pub fn new(me: usize, slots: usize) -> Writer {
+    pub fn new(me: usize, slots: usize, processes: usize) -> Writer {
         Writer {
             me,
             next_wseq: 1,
             pending: vec![Pending::default(); slots],
+            seen: vec![0; processes],
         }
     }
 
     /// Waits until the slot of `pos` may be overwritten and returns where to
     /// put `len` (<= f) bytes.  Follow with [`Writer::publish`].
     pub fn reserve(&mut self, q: &Queues, waiter: &Waiter, pos: Pos, len: usize) -> *mut u8 {
-        debug_assert!(len <= q.layout.f);
+        debug_assert!(len <= q.layout.f * pos.width);
         let (k, _) = q.place(pos);
-        let pending = &mut self.pending[k];
-        if pending.wseq != 0 {
-            let wseq = pending.wseq;
-            let acked = |r: usize| q.ack(self.me, r).load(Ordering::Acquire) >= wseq;
-            if pending.all_others {
-                for r in (0..q.layout.p).filter(|&r| r != self.me) {
-                    waiter.until(|| acked(r));
-                }
-            } else {
-                for &r in &pending.readers {
-                    waiter.until(|| acked(r as usize));
-                }
-            }
-            pending.wseq = 0;
+        for slot in k..k + pos.width {
+            self.wait_free(q, waiter, slot);
         }
         q.buffer(self.me, k, len)
+    }
+
+    /// Waits until every reader of slot `k`'s current content acknowledged it.
+    fn wait_free(&mut self, q: &Queues, waiter: &Waiter, k: usize) {
+        let pending = &mut self.pending[k];
+        if pending.wseq == 0 {
+            return;
+        }
+        let (me, wseq, seen) = (self.me, pending.wseq, &mut self.seen);
+        let mut wait_for = |r: usize| {
+            if seen[r] < wseq {
+                let ack = q.ack(me, r);
+                waiter.until(|| ack.load(Ordering::Acquire) >= wseq);
+                seen[r] = ack.load(Ordering::Relaxed);
+            }
+        };
+        if pending.all_others {
+            (0..q.layout.p).filter(|&r| r != me).for_each(&mut wait_for);
+        } else {
+            pending.readers.iter().for_each(|&r| wait_for(r as usize));
+        }
+        pending.wseq = 0;
     }
 
     /// Makes the `len` bytes written at the reserved place visible to `readers`.
@@ -260,14 +289,16 @@ impl Writer {
         let (k, lap) = q.place(pos);
         let wseq = self.next_wseq;
         self.next_wseq += 1;
-        let pending = &mut self.pending[k];
-        pending.wseq = wseq;
-        pending.readers.clear();
-        pending.all_others = false;
-        match readers {
-            Readers::AllOthers => pending.all_others = true,
-            Readers::One(r) => pending.readers.push(r as u32),
-            Readers::List(list) => pending.readers.extend(list.iter().map(|&r| r as u32)),
+        for slot in k..k + pos.width {
+            let pending = &mut self.pending[slot];
+            pending.wseq = wseq;
+            pending.readers.clear();
+            pending.all_others = false;
+            match readers {
+                Readers::AllOthers => pending.all_others = true,
+                Readers::One(r) => pending.readers.push(r as u32),
+                Readers::List(list) => pending.readers.extend(list.iter().map(|&r| r as u32)),
+            }
         }
         let h = q.header(self.me, k);
         h.len.store(len as u32, Ordering::Relaxed);
@@ -332,7 +363,7 @@ pub(crate) mod tests {
                 std::thread::spawn(move || {
                     let q = &seg.queues;
                     let waiter = Waiter::standalone(true);
-                    let mut writer = Writer::new(me, 3);
+                    let mut writer = Writer::new(me, 3, p);
                     for &(op, frags, len) in ops.iter() {
                         let root = (op as usize) % p;
                         for i in 0..frags {
@@ -371,7 +402,7 @@ pub(crate) mod tests {
                 std::thread::spawn(move || {
                     let q = &seg.queues;
                     let waiter = Waiter::standalone(true);
-                    let mut writer = Writer::new(me, s);
+                    let mut writer = Writer::new(me, s, p);
                     let mut op = 0;
                     for round in 0..200usize {
                         op += 1;

@@ -23,7 +23,7 @@
 //! the pipeline full without a cycle of waits (a process never holds a slot
 //! that rank 0 needs while waiting for rank 0).
 
-use crate::comm::Shared;
+use crate::comm::{Cut, Shared};
 use crate::dtype::ReduceLayout;
 use crate::ffi::{Dtype, Op};
 use crate::params::Algorithm;
@@ -99,11 +99,12 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) {
 /// the same operands in the same order, and MPI's predefined operations
 /// work element by element, so all results are bit-identical.
 fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
-    let (f, p) = (sh.fragment(), sh.p);
+    let cut = sh.cut(red.layout.span(red.layout.count));
+    let (f, p) = (cut.size, sh.p);
     let op = sh.next_op();
     for i in 0..red.layout.fragments(f) {
         let (_, n, offset, len) = red.layout.fragment(i, f);
-        let pos = Pos::new(op, i);
+        let pos = cut.pos(op, i);
         // SAFETY: offsets stay within the user buffers; slots and scratch hold
         // a fragment.  Our own published slot stays unchanged until we reuse
         // it, so it serves as our operand even when the input is in place.
@@ -129,7 +130,8 @@ fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink
     } else {
         sh.params.radix
     };
-    let f = sh.fragment();
+    let cut = sh.cut(red.layout.span(red.layout.count));
+    let f = cut.size;
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     let rel = (me + p - tree_root) % p;
@@ -146,19 +148,19 @@ fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink
         _ => false,
     };
     let lag = if sink == Sink::Everybody {
-        sh.queues.layout().s - 1
+        cut.lag_limit(sh.queues.layout().s)
     } else {
         0
     };
 
     for step in 0..frags + lag {
         if step < frags {
-            combine_fragment(sh, red, step, op, parent, sink);
+            combine_fragment(sh, red, cut, step, op, parent, sink);
         }
         if result_reader && step >= lag {
             let i = step - lag;
             let (_, n, offset, len) = red.layout.fragment(i, f);
-            let frag = sh.queues.receive(&sh.waiter, tree_root, Pos::new(op, i));
+            let frag = sh.queues.receive(&sh.waiter, tree_root, cut.pos(op, i));
             debug_assert_eq!(frag.len, len);
             // SAFETY: rbuf holds the whole result; the fragment is valid until released.
             unsafe { red.layout.copy_to_user(red.rbuf.add(offset), frag.data, n) };
@@ -171,14 +173,14 @@ fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink
 fn combine_fragment(
     sh: &mut Shared,
     red: &Reduction,
+    cut: Cut,
     i: usize,
     op: u64,
     parent: Option<usize>,
     sink: Sink,
 ) {
-    let f = sh.fragment();
-    let (_, n, offset, len) = red.layout.fragment(i, f);
-    let pos = Pos::new(op, i);
+    let (_, n, offset, len) = red.layout.fragment(i, cut.size);
+    let pos = cut.pos(op, i);
     // SAFETY (pointer arithmetic below): offsets stay within the user buffers,
     // which hold `count` elements.
     let own = unsafe { red.own.add(offset) };

@@ -10,13 +10,14 @@
 
 use crate::comm::Shared;
 use crate::dtype::ReduceLayout;
-use crate::queue::{Pos, Readers};
+use crate::queue::Readers;
 use crate::reduce::{fold_ranks, Piece, Reduction};
 
 /// `red.own`: the whole input (p slices); `red.rbuf`: this process's result;
 /// `counts[r]`: elements of slice r.
 pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
-    let (me, p, f) = (sh.me, sh.p, sh.fragment());
+    let cut = sh.cut(red.layout.span(red.layout.count));
+    let (me, p, f) = (sh.me, sh.p, cut.size);
     let slice = |r: usize| ReduceLayout {
         count: counts[r],
         ..red.layout
@@ -40,7 +41,7 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
         red.own
     };
     let op = sh.next_op();
-    let lag = sh.queues.layout().s - 1;
+    let lag = cut.lag_limit(sh.queues.layout().s);
     let mine = slice(me);
     let (mut r, mut i) = (0usize, 0usize);
     for step in 0..base[p] + lag {
@@ -51,7 +52,7 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
             }
             if r != me {
                 let (_, _, offset, len) = slice(r).fragment(i, f);
-                let pos = Pos::new(op, step);
+                let pos = cut.pos(op, step);
                 let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                 // SAFETY: the slice lies within the input; dst is our slot.
                 unsafe {
@@ -68,7 +69,7 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
         if step >= base[me] + lag && step - lag - base[me] < mine.fragments(f) {
             let k = step - lag - base[me];
             let (_, n, offset, len) = mine.fragment(k, f);
-            let pos = Pos::new(op, base[me] + k);
+            let pos = cut.pos(op, base[me] + k);
             let mine_in = unsafe { own.add(first_elem[me] * red.layout.extent + offset) };
             // SAFETY: buffers hold the slice; scratch holds a fragment.
             unsafe {

@@ -4,18 +4,19 @@
 //! delays the last rank.
 
 use crate::comm::Shared;
-use crate::queue::{Pos, Readers};
+use crate::queue::Readers;
 use crate::reduce::{fold_ranks, Piece, Reduction};
 
 /// `inclusive`: Scan (else Exscan, whose rank 0 receives nothing).
 pub fn scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
-    let (me, p, f) = (sh.me, sh.p, sh.fragment());
+    let cut = sh.cut(red.layout.span(red.layout.count));
+    let (me, p, f) = (sh.me, sh.p, cut.size);
     let op = sh.next_op();
     let higher: Vec<usize> = (me + 1..p).collect();
     let upto = if inclusive { me + 1 } else { me };
     for i in 0..red.layout.fragments(f) {
         let (_, n, offset, len) = red.layout.fragment(i, f);
-        let pos = Pos::new(op, i);
+        let pos = cut.pos(op, i);
         // SAFETY (whole block): offsets stay within the buffers of `count`
         // elements; scratch and slots hold a fragment.
         unsafe {
