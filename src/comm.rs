@@ -99,7 +99,7 @@ impl Shared {
     /// handshakes per byte, still double-buffered.
     pub fn cut(&self, bytes: usize) -> Cut {
         let (s, f) = (self.queues.layout().s, self.fragment());
-        let width = if bytes >= s * f && s % 2 == 0 && (s / 2) * f <= u32::MAX as usize {
+        let width = if bytes >= s * f && s.is_multiple_of(2) && (s / 2) * f <= u32::MAX as usize {
             s / 2
         } else {
             1

@@ -160,7 +160,7 @@ impl Queues {
     /// multiple of c (so its data is one contiguous range of c·f bytes); the
     /// queue then holds s/c such groups, and positions count groups.
     fn place(&self, pos: Pos) -> (usize, u64) {
-        debug_assert!(pos.width >= 1 && self.layout.s % pos.width == 0);
+        debug_assert!(pos.width >= 1 && self.layout.s.is_multiple_of(pos.width));
         let groups = (self.layout.s / pos.width) as u64;
         let position = pos.op % groups + pos.index;
         ((position % groups) as usize * pos.width, position / groups)
