@@ -86,6 +86,7 @@ static const mca_base_var_enum_value_t allreduce_values[] = {
     {SHARM_ALG_LINEAR, "linear"},
     {SHARM_ALG_KNOMIAL, "knomial"},
     {SHARM_ALG_ALLGATHER, "allgather"},
+    {SHARM_ALG_REDUCE_SCATTER_ALLGATHER, "reduce_scatter_allgather"},
     {0, NULL},
 };
 
@@ -176,7 +177,9 @@ static int sharm_register(void)
     register_int("allreduce_algorithm",
                  "MPI_Allreduce algorithm: auto, linear or knomial (reduction to rank 0 fused "
                  "with the broadcast of the result), allgather (every process reduces all "
-                 "contributions itself; small messages)",
+                 "contributions itself; small messages), reduce_scatter_allgather (each "
+                 "process reduces 1/p of the elements, then all exchange the slices; large "
+                 "messages)",
                  allreduce_algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_ALLREDUCE]);
     OBJ_RELEASE(allreduce_algorithms);
     OBJ_RELEASE(algorithms);

@@ -46,7 +46,8 @@ enum sharm_algorithm {
     SHARM_ALG_AUTO = 0,
     SHARM_ALG_LINEAR = 1,
     SHARM_ALG_KNOMIAL = 2,
-    SHARM_ALG_ALLGATHER = 3 /* Allreduce only */
+    SHARM_ALG_ALLGATHER = 3,              /* Allreduce only */
+    SHARM_ALG_REDUCE_SCATTER_ALLGATHER = 4 /* Allreduce only */
 };
 
 /* A snapshot of the component's MCA parameters (read once per communicator). */

@@ -2,9 +2,9 @@
 //! and copies every other block out; fragment i of all blocks moves before
 //! fragment i+1 of any, so all processes stream at once.
 
-use crate::comm::Shared;
+use crate::comm::{Cut, Shared};
 use crate::gather::{sinks, RootSide};
-use crate::payload::TypedBuf;
+use crate::payload::{Payload, TypedBuf};
 use crate::queue::Readers;
 
 /// `own`: this process's send block (None: MPI_IN_PLACE, the block is already
@@ -21,25 +21,34 @@ pub fn allgather(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool
     let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| all.block(r))) else {
         return false;
     };
-    // Publish fragment i of ours, then take fragment i of everybody's.
+    exchange(sh, (&mut src, mine_cut), &peers, &mut sinks, op);
+    match own {
+        Some(src) => src.copy_to(&all.block(me)),
+        None => true,
+    }
+}
+
+/// Publishes our stream to all others and receives every peer's: fragment i
+/// of ours, then fragment i of everybody's, so all processes stream at once.
+pub(crate) fn exchange(
+    sh: &mut Shared,
+    (src, mine): (&mut Payload, Cut),
+    peers: &[usize],
+    sinks: &mut [(Payload, Cut)],
+    op: u64,
+) {
     let most = sinks
         .iter()
         .map(|(_, cut)| cut.count())
-        .max()
-        .unwrap_or(0)
-        .max(mine_cut.count());
+        .fold(mine.count(), usize::max);
     for i in 0..most {
-        if i < mine_cut.count() {
-            sh.send(&mut src, mine_cut, op, i, Readers::AllOthers);
+        if i < mine.count() {
+            sh.send(src, mine, op, i, Readers::AllOthers);
         }
         for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
             if i < cut.count() {
                 sh.recv(r, sink, *cut, op, i);
             }
         }
-    }
-    match own {
-        Some(src) => src.copy_to(&all.block(me)),
-        None => true,
     }
 }

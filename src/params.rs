@@ -12,6 +12,8 @@ pub enum Algorithm {
     /// Every process gathers all contributions and reduces them itself
     /// (Allreduce only).
     Allgather,
+    /// Reduce-scatter, then allgather of the reduced slices (Allreduce only).
+    ReduceScatterAllgather,
 }
 
 impl Algorithm {
@@ -20,6 +22,7 @@ impl Algorithm {
             1 => Algorithm::Linear,
             2 => Algorithm::Knomial,
             3 => Algorithm::Allgather,
+            4 => Algorithm::ReduceScatterAllgather,
             _ => Algorithm::Auto,
         }
     }

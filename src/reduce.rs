@@ -23,11 +23,14 @@
 //! the pipeline full without a cycle of waits (a process never holds a slot
 //! that rank 0 needs while waiting for rank 0).
 
+use crate::allgather;
 use crate::comm::{Cut, Shared};
 use crate::dtype::ReduceLayout;
 use crate::ffi::{Dtype, Op};
 use crate::params::Algorithm;
+use crate::payload::Payload;
 use crate::queue::{Pos, Readers};
+use crate::reduce_scatter;
 use crate::stats::Coll;
 use crate::tree;
 
@@ -77,6 +80,8 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
 
 /// Messages up to this size use the `allgather` Allreduce under `auto`.
 const ALLGATHER_ALLREDUCE_MAX_BYTES: usize = 2048;
+/// Messages from this size on use reduce-scatter + allgather under `auto`.
+const RSAG_ALLREDUCE_MIN_BYTES: usize = 64 * 1024;
 
 pub fn allreduce(sh: &mut Shared, red: &Reduction) {
     let bytes = red.layout.span(red.layout.count);
@@ -84,13 +89,49 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) {
         Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
             Algorithm::Allgather
         }
+        Algorithm::Auto if bytes >= RSAG_ALLREDUCE_MIN_BYTES && red.layout.dense() => {
+            Algorithm::ReduceScatterAllgather
+        }
         other => choose(other, sh.p),
     };
-    if alg == Algorithm::Allgather {
-        allgather_allreduce(sh, red);
-    } else {
-        walk(sh, red, alg, 0, Sink::Everybody);
+    match alg {
+        Algorithm::Allgather => allgather_allreduce(sh, red),
+        Algorithm::ReduceScatterAllgather if red.layout.dense() => {
+            reduce_scatter_allgather(sh, red)
+        }
+        Algorithm::ReduceScatterAllgather => walk(sh, red, Algorithm::Linear, 0, Sink::Everybody),
+        _ => walk(sh, red, alg, 0, Sink::Everybody),
     }
+}
+
+/// Large-message Allreduce: process r reduces slice r of the elements (in
+/// canonical order, from everybody's queue), then every process publishes
+/// its reduced slice and copies the others'.  Each process moves and reduces
+/// 1/p of the data, all in parallel, instead of rank 0 reducing everything;
+/// every slice is reduced once, so results are bit-identical.  Dense layouts
+/// only (slices are then plain byte ranges); others use the tree walk.
+fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) {
+    let (me, p, count, size) = (sh.me, sh.p, red.layout.count, red.layout.size);
+    let counts: Vec<usize> = (0..p)
+        .map(|r| (r + 1) * count / p - r * count / p)
+        .collect();
+    reduce_scatter::reduce_scatter(sh, red, &counts, reduce_scatter::Result::SlicePlace);
+    let offset = |r: usize| r * count / p * size;
+    let op = sh.next_op();
+    let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
+    let mut sinks: Vec<(Payload, Cut)> = peers
+        .iter()
+        // SAFETY: slices lie within the receive buffer.
+        .map(|&r| {
+            (
+                Payload::Contiguous(unsafe { red.rbuf.add(offset(r)) }),
+                sh.cut(counts[r] * size),
+            )
+        })
+        .collect();
+    let mut mine = Payload::Contiguous(unsafe { red.rbuf.add(offset(me)) });
+    let mine_cut = sh.cut(counts[me] * size);
+    allgather::exchange(sh, (&mut mine, mine_cut), &peers, &mut sinks, op);
 }
 
 /// Small-message Allreduce: each process publishes its fragment once to all

@@ -13,9 +13,19 @@ use crate::dtype::ReduceLayout;
 use crate::queue::Readers;
 use crate::reduce::{fold_ranks, Piece, Reduction};
 
-/// `red.own`: the whole input (p slices); `red.rbuf`: this process's result;
+/// Where a process puts the reduced slice it owns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Result {
+    /// At the start of the receive buffer (MPI_Reduce_scatter).
+    BufferStart,
+    /// At the slice's own place in a full-size receive buffer (the first
+    /// half of a reduce-scatter + allgather Allreduce).
+    SlicePlace,
+}
+
+/// `red.own`: the whole input (p slices); `red.rbuf`: the receive buffer;
 /// `counts[r]`: elements of slice r.
-pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
+pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result: Result) {
     let cut = sh.cut(red.layout.span(red.layout.count));
     let (me, p, f) = (sh.me, sh.p, cut.size);
     let slice = |r: usize| ReduceLayout {
@@ -29,10 +39,11 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
         first_elem[r + 1] = first_elem[r] + counts[r];
         base[r + 1] = base[r] + slice(r).fragments(f);
     }
-    // In place, the input is overwritten by the result while others still
-    // need it: work from a private copy.
+    // In place, a result at the buffer start overwrites input others still
+    // need: work from a private copy.  (At the slice's place a result only
+    // overwrites our own slice's input, fragment by fragment after reading it.)
     let copy: Vec<u8>;
-    let own = if red.in_place {
+    let own = if red.in_place && result == Result::BufferStart {
         let span = red.layout.span(first_elem[p]);
         // SAFETY: the receive buffer holds the whole input in place.
         copy = unsafe { std::slice::from_raw_parts(red.own, span) }.to_vec();
@@ -70,22 +81,21 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize]) {
             let k = step - lag - base[me];
             let (_, n, offset, len) = mine.fragment(k, f);
             let pos = cut.pos(op, base[me] + k);
-            let mine_in = unsafe { own.add(first_elem[me] * red.layout.extent + offset) };
-            // SAFETY: buffers hold the slice; scratch holds a fragment.
+            // SAFETY (block): buffers hold the slice; scratch holds a fragment.
             unsafe {
-                if red.layout.dense() {
-                    fold_ranks(
-                        sh,
-                        0..p,
-                        mine_in,
-                        red.rbuf.add(offset),
-                        Piece { pos, n, len },
-                        red,
-                    );
+                let mine_in = own.add(first_elem[me] * red.layout.extent + offset);
+                let out = match result {
+                    Result::BufferStart => red.rbuf.add(offset),
+                    Result::SlicePlace => red.rbuf.add(first_elem[me] * red.layout.extent + offset),
+                };
+                let piece = Piece { pos, n, len };
+                // The fold must not write where it still reads our input.
+                if red.layout.dense() && out as *const u8 != mine_in {
+                    fold_ranks(sh, 0..p, mine_in, out, piece, red);
                 } else {
                     let acc = sh.scratch.ptr();
-                    fold_ranks(sh, 0..p, mine_in, acc, Piece { pos, n, len }, red);
-                    red.layout.copy_to_user(red.rbuf.add(offset), acc, n);
+                    fold_ranks(sh, 0..p, mine_in, acc, piece, red);
+                    red.layout.copy_to_user(out, acc, n);
                 }
             }
         }

@@ -143,7 +143,12 @@ unsafe fn reduction_call(
                 Coll::Allreduce => reduce::allreduce(sh, &red),
                 Coll::Scan => scan::scan(sh, &red, true),
                 Coll::Exscan => scan::scan(sh, &red, false),
-                _ => reduce_scatter::reduce_scatter(sh, &red, &slices),
+                _ => reduce_scatter::reduce_scatter(
+                    sh,
+                    &red,
+                    &slices,
+                    reduce_scatter::Result::BufferStart,
+                ),
             }
             ffi::success()
         }
