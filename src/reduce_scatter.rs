@@ -90,7 +90,7 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
                 };
                 let piece = Piece { pos, n, len };
                 // The fold must not write where it still reads our input.
-                if red.layout.dense() && out as *const u8 != mine_in {
+                if red.layout.dense() && !std::ptr::eq(out, mine_in) {
                     fold_ranks(sh, 0..p, mine_in, out, piece, red);
                 } else {
                     let acc = sh.scratch.ptr();
