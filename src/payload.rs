@@ -49,10 +49,19 @@ impl TypedBuf {
             Movement::Contiguous { offset } => {
                 Some(Payload::Contiguous(self.buf.wrapping_offset(offset)))
             }
-            // SAFETY: the buffer is the application's, valid for the call.
             Movement::Packed => {
-                unsafe { Convertor::new(for_send, self.dtype, self.count, self.buf) }
-                    .map(Payload::Packed)
+                // SAFETY: the buffer is the application's, valid for the call.
+                let conv = unsafe { Convertor::new(for_send, self.dtype, self.count, self.buf) }?;
+                Some(if for_send {
+                    Payload::Pack(Box::new(Packer {
+                        conv,
+                        carry: [0; CARRY],
+                        at: 0,
+                        len: 0,
+                    }))
+                } else {
+                    Payload::Unpack(conv)
+                })
             }
         }
     }
@@ -78,12 +87,61 @@ impl TypedBuf {
     }
 }
 
+/// Room for at least one basic element (the largest, a long double
+/// complex, has 32 bytes).
+const CARRY: usize = 64;
+
+/// Packs a stream into pieces of exact sizes.  Open MPI's convertor stops
+/// packing at a basic-element boundary, but fragments must hold exactly the
+/// bytes the readers expect; an element straddling two fragments is packed
+/// whole into `carry` and handed out in two parts.  (Unpacking a partial
+/// element is supported by the convertor itself.)
+pub struct Packer {
+    conv: Convertor,
+    carry: [u8; CARRY],
+    at: usize,
+    len: usize,
+}
+
+impl Packer {
+    /// Fills `dst` with the next `len` bytes of the stream.
+    ///
+    /// # Safety
+    /// `dst` must be writable for `len` bytes.
+    unsafe fn next(&mut self, dst: *mut u8, len: usize) {
+        let mut done = 0;
+        while done < len {
+            if self.at < self.len {
+                let n = (self.len - self.at).min(len - done);
+                std::ptr::copy_nonoverlapping(self.carry.as_ptr().add(self.at), dst.add(done), n);
+                self.at += n;
+                done += n;
+                continue;
+            }
+            let n = self.conv.pack(dst.add(done), len - done);
+            done += n;
+            if n == 0 && done < len {
+                // Not even one element fits: pack one into the carry.
+                self.len = self.conv.pack(self.carry.as_mut_ptr(), CARRY);
+                self.at = 0;
+                if self.len == 0 {
+                    // The stream is exhausted: cannot happen for a well-formed call.
+                    std::ptr::write_bytes(dst.add(done), 0, len - done);
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// Where a stream is read from or written to.
 pub enum Payload {
     /// A contiguous byte range.
     Contiguous(*mut u8),
-    /// Through a convertor (pieces must come in stream order).
-    Packed(Convertor),
+    /// Packed through a convertor (pieces must come in stream order).
+    Pack(Box<Packer>),
+    /// Unpacked through a convertor (pieces must come in stream order).
+    Unpack(Convertor),
 }
 
 impl Payload {
@@ -94,16 +152,8 @@ impl Payload {
     pub unsafe fn read(&mut self, offset: usize, dst: *mut u8, len: usize) {
         match self {
             Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(base.add(offset), dst, len),
-            Payload::Packed(conv) => {
-                let mut done = 0;
-                while done < len {
-                    let n = conv.pack(dst.add(done), len - done);
-                    if n == 0 {
-                        break; // exhausted: cannot happen for a well-formed stream
-                    }
-                    done += n;
-                }
-            }
+            Payload::Pack(packer) => packer.next(dst, len),
+            Payload::Unpack(_) => unreachable!("a receive stream is never read"),
         }
     }
 
@@ -114,7 +164,8 @@ impl Payload {
     pub unsafe fn write(&mut self, offset: usize, src: *const u8, len: usize) {
         match self {
             Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(src, base.add(offset), len),
-            Payload::Packed(conv) => conv.unpack(src, len),
+            Payload::Unpack(conv) => conv.unpack(src, len),
+            Payload::Pack(_) => unreachable!("a send stream is never written"),
         }
     }
 }
