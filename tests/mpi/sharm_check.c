@@ -271,6 +271,7 @@ enum tid {
     T_FLOAT, T_DOUBLE,
     T_2INT, T_FLOAT_INT, T_DOUBLE_INT, T_LONG_INT, T_SHORT_INT,
     T_MAT, /* 2x2 int32 matrix (MPI_Type_contiguous(4, MPI_INT)), user op */
+    T_AFF, /* affine map {double m; double c; int32 t} + 4 padding bytes, user op */
     NTYPES
 };
 #define N_BASIC (T_DOUBLE + 1)
@@ -281,6 +282,7 @@ struct p_double { double v; int i; };
 struct p_long { long v; int i; };
 struct p_short { short v; int i; };
 struct mat { int32_t m[4]; };
+struct aff { double m; double c; int32_t t; }; /* 20 data bytes, extent 24 */
 
 struct tdesc {
     const char *name;
@@ -303,16 +305,18 @@ static struct tdesc types[NTYPES] = {
     {"MPI_LONG_INT", sizeof(struct p_long), PAIR(struct p_long), 0},
     {"MPI_SHORT_INT", sizeof(struct p_short), PAIR(struct p_short), 0},
     {"2x2 matrix (contiguous 4 x MPI_INT)", sizeof(struct mat), F1(struct mat), 0},
+    {"affine map (struct {double; double; int}, extent 24)", sizeof(struct aff),
+     {0}, {offsetof(struct aff, t) + sizeof(int32_t)}, 1, 0},
 };
 
 enum opk {
     O_SUM, O_PROD, O_MIN, O_MAX, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR,
-    O_MINLOC, O_MAXLOC, O_MATMUL, O_NONE, NOPS
+    O_MINLOC, O_MAXLOC, O_MATMUL, O_AFFINE, O_NONE, NOPS
 };
 static const char *const op_names[NOPS] = {
     "MPI_SUM", "MPI_PROD", "MPI_MIN", "MPI_MAX", "MPI_LAND", "MPI_LOR", "MPI_LXOR",
     "MPI_BAND", "MPI_BOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC",
-    "user non-commutative matrix product", "-",
+    "user non-commutative matrix product", "user non-commutative affine composition", "-",
 };
 static MPI_Op ops[NOPS];
 
@@ -333,23 +337,48 @@ static void matmul_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
+/* (m1, c1, t1) o (m2, c2, t2) = (m1 m2, m1 c2 + c1, t1 ^ t2): composition
+ * x -> m1 (m2 x + c2) + c1 of affine maps; exact for the values used. */
+static void affine_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void) dt;
+    const struct aff *a = in;
+    struct aff *b = inout;
+    for (int e = 0; e < *len; ++e) {
+        b[e].c = a[e].m * b[e].c + a[e].c;
+        b[e].m = a[e].m * b[e].m;
+        b[e].t = a[e].t ^ b[e].t;
+    }
+}
+
 static void types_init(void)
 {
     MPI_Datatype basic[NTYPES] = {MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T,
                                   MPI_INT32_T, MPI_UINT32_T, MPI_INT64_T, MPI_UINT64_T,
                                   MPI_FLOAT, MPI_DOUBLE, MPI_2INT, MPI_FLOAT_INT,
-                                  MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_DATATYPE_NULL};
+                                  MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_DATATYPE_NULL,
+                                  MPI_DATATYPE_NULL};
     for (int t = 0; t < T_MAT; ++t) {
         types[t].dt = basic[t];
     }
     MPI_CHECK(MPI_Type_contiguous(4, MPI_INT, &types[T_MAT].dt));
     MPI_CHECK(MPI_Type_commit(&types[T_MAT].dt));
+    {
+        int bl[3] = {1, 1, 1};
+        MPI_Aint disp[3] = {offsetof(struct aff, m), offsetof(struct aff, c), offsetof(struct aff, t)};
+        MPI_Datatype tt[3] = {MPI_DOUBLE, MPI_DOUBLE, MPI_INT32_T}, st;
+        MPI_CHECK(MPI_Type_create_struct(3, bl, disp, tt, &st));
+        MPI_CHECK(MPI_Type_create_resized(st, 0, sizeof(struct aff), &types[T_AFF].dt));
+        MPI_CHECK(MPI_Type_commit(&types[T_AFF].dt));
+        MPI_CHECK(MPI_Type_free(&st));
+    }
     MPI_Op pre[] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR,
                     MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
-    for (int o = 0; o < O_MATMUL; ++o) {
+    for (int o = 0; o < O_MATMUL; ++o) { /* the predefined ones */
         ops[o] = pre[o];
     }
     MPI_CHECK(MPI_Op_create(matmul_fn, 0, &ops[O_MATMUL]));
+    MPI_CHECK(MPI_Op_create(affine_fn, 0, &ops[O_AFFINE]));
     /* Check the C layouts against MPI's view of the types. */
     for (int t = 0; t < NTYPES; ++t) {
         MPI_Aint lb, ext;
@@ -425,6 +454,14 @@ static void gen(enum tid t, enum opk o, void *buf, size_t i0, size_t n, uint64_t
                          ((struct p_long *) buf)[k].i = (int) (mix64(r) % 1000); break;
         case T_SHORT_INT: ((struct p_short *) buf)[k].v = (short) ((int) (r % 7) - 3);
                           ((struct p_short *) buf)[k].i = (int) (mix64(r) % 1000); break;
+        case T_AFF: {
+            static const double ms[6] = {-2, -1, -0.5, 0.5, 1, 2};
+            struct aff *x = &((struct aff *) buf)[k];
+            x->m = ms[r % 6];
+            x->c = (double) ((int) ((r >> 8) % 201) - 100);
+            x->t = (int32_t) (uint32_t) (r >> 32);
+            break;
+        }
         case T_MAT:
             for (int j = 0; j < 4; ++j) {
                 ((struct mat *) buf)[k].m[j] = (int32_t) (uint32_t) mix64(r + (uint64_t) j);
@@ -507,6 +544,20 @@ static void fold(enum tid t, enum opk o, void *acc, const void *x, size_t n)
     case T_DOUBLE_INT: FOLD_PAIR(struct p_double); break;
     case T_LONG_INT: FOLD_PAIR(struct p_long); break;
     case T_SHORT_INT: FOLD_PAIR(struct p_short); break;
+    case T_AFF: {
+        /* acc = acc o x (composition, acc applied last) */
+        struct aff *a = acc;
+        const struct aff *b = x;
+        if (o != O_AFFINE) {
+            die("fold: op %s on %s", op_names[o], types[t].name);
+        }
+        for (size_t k = 0; k < n; ++k) {
+            a[k].c = a[k].m * b[k].c + a[k].c;
+            a[k].m = a[k].m * b[k].m;
+            a[k].t = a[k].t ^ b[k].t;
+        }
+        break;
+    }
     case T_MAT: {
         /* acc = acc x (matrix product, uint32 wrap-around) */
         struct mat *a = acc;
@@ -557,6 +608,11 @@ static void elem_fmt(enum tid t, const void *p, char *out, size_t len)
     case T_DOUBLE_INT: snprintf(out, len, "(%.17g, %d)", ((const struct p_double *) p)->v, ((const struct p_double *) p)->i); break;
     case T_LONG_INT: snprintf(out, len, "(%ld, %d)", ((const struct p_long *) p)->v, ((const struct p_long *) p)->i); break;
     case T_SHORT_INT: snprintf(out, len, "(%d, %d)", ((const struct p_short *) p)->v, ((const struct p_short *) p)->i); break;
+    case T_AFF: {
+        const struct aff *a = p;
+        snprintf(out, len, "(m %.17g, c %.17g, t %" PRId32 ")", a->m, a->c, a->t);
+        break;
+    }
     case T_MAT: {
         const int32_t *m = ((const struct mat *) p)->m;
         snprintf(out, len, "[%" PRId32 " %" PRId32 "; %" PRId32 " %" PRId32 "]", m[0], m[1], m[2], m[3]);
@@ -570,6 +626,7 @@ static void elem_fmt(enum tid t, const void *p, char *out, size_t len)
 static int op_applies(enum opk o, enum tid t)
 {
     if (t == T_MAT) return o == O_MATMUL;
+    if (t == T_AFF) return o == O_AFFINE;
     if (is_pair(t)) return o == O_MINLOC || o == O_MAXLOC;
     if (o == O_SUM || o == O_PROD || o == O_MIN || o == O_MAX) return 1;
     if (o >= O_LAND && o <= O_BXOR) return is_int(t);
@@ -798,7 +855,9 @@ static void scenario_ops(void)
     uint64_t seed = 1000;
     for (int t = 0; t < NTYPES; ++t) {
         size_t cf = per_frag((enum tid) t);
-        size_t counts[] = {0, 1, cf - 1, cf, cf + 1};
+        /* 32 bytes: the largest payload sharm carries inside a slot header. */
+        size_t c32 = 32 / types[t].extent;
+        size_t counts[] = {0, 1, c32, c32 + 1, cf - 1, cf, cf + 1};
         for (int o = 0; o < O_NONE; ++o) {
             if (!op_applies((enum opk) o, (enum tid) t)) continue;
             for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ++ci) {
@@ -817,7 +876,7 @@ static void scenario_ops(void)
     }
     /* Bcast of contiguous and padded types, every root, around the fragment size
      * (MPI_SHORT_INT, whose packed elements straddle fragments, is in "packed"). */
-    enum tid bt[] = {T_UINT8, T_INT32, T_DOUBLE, T_FLOAT_INT, T_DOUBLE_INT, T_LONG_INT, T_MAT};
+    enum tid bt[] = {T_UINT8, T_INT32, T_DOUBLE, T_FLOAT_INT, T_DOUBLE_INT, T_LONG_INT, T_MAT, T_AFF};
     for (size_t k = 0; k < sizeof(bt) / sizeof(bt[0]); ++k) {
         size_t cf = per_frag(bt[k]);
         size_t counts[] = {0, 1, cf - 1, cf, cf + 1, 3 * cf + 5};
@@ -837,7 +896,7 @@ static void scenario_big(void)
     /* Several times s*f: every root, a few representative op/type pairs. */
     struct { enum tid t; enum opk o; } combos[] = {
         {T_INT32, O_SUM}, {T_DOUBLE, O_MAX}, {T_UINT8, O_BXOR}, {T_DOUBLE_INT, O_MINLOC},
-        {T_MAT, O_MATMUL}, {T_INT64, O_PROD},
+        {T_MAT, O_MATMUL}, {T_INT64, O_PROD}, {T_AFF, O_AFFINE},
     };
     for (size_t k = 0; k < sizeof(combos) / sizeof(combos[0]); ++k) {
         size_t sf = (size_t) (opt_s * opt_f) / types[combos[k].t].extent;
@@ -849,11 +908,11 @@ static void scenario_big(void)
             reduction(&w, combos[k].t, combos[k].o, counts[ci], -1, (int) ci, ++seed);
         }
     }
-    /* Exactly s*f bytes and one element either side. */
-    for (int k = 0; k < 2; ++k) {
-        enum tid t = k == 0 ? T_INT32 : T_MAT;
-        enum opk o = k == 0 ? O_SUM : O_MATMUL;
-        size_t sf = (size_t) (opt_s * opt_f) / types[t].extent;
+    /* Exactly s*f/2 and s*f bytes, and one element either side. */
+    for (int k = 0; k < 4; ++k) {
+        enum tid t = k % 2 == 0 ? T_INT32 : T_MAT;
+        enum opk o = k % 2 == 0 ? O_SUM : O_MATMUL;
+        size_t sf = (size_t) (opt_s * opt_f) / types[t].extent / (k < 2 ? 2 : 1);
         for (size_t cnt = sf - 1; cnt <= sf + 1; ++cnt) {
             reduction(&w, t, o, cnt, (int) (cnt % (size_t) w.size), 0, ++seed);
             reduction(&w, t, o, cnt, -1, (int) (cnt & 1), ++seed);
@@ -1534,7 +1593,9 @@ int main(int argc, char **argv)
     MPI_T_pvar_session_free(&pv_session);
     MPI_T_finalize();
     MPI_Type_free(&types[T_MAT].dt);
+    MPI_Type_free(&types[T_AFF].dt);
     MPI_Op_free(&ops[O_MATMUL]);
+    MPI_Op_free(&ops[O_AFFINE]);
     MPI_Finalize();
     return 0;
 }
