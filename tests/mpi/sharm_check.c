@@ -13,8 +13,9 @@
  *   dtypes     Bcast of non-contiguous, resized (non-zero lower bound) and
  *              mismatched-but-equal-signature datatypes (gap bytes checked);
  *              a datatype of size 0 with count > 0 for Bcast/Reduce/Allreduce.
- *   comms      split (by parity, with shuffled keys) and dup communicators used
- *              in alternation with MPI_COMM_WORLD and MPI_COMM_SELF; repeated
+ *   comms      split (by parity, with shuffled keys, by type shared) and dup
+ *              communicators used in alternation with MPI_COMM_WORLD and
+ *              MPI_COMM_SELF; repeated
  *              dup/free; an intercommunicator Bcast.
  *   stress     --calls back-to-back mixed Bcast/Reduce/Allreduce calls.
  *   unservable Reduce/Allreduce with a user op on a non-contiguous vector type
@@ -1258,7 +1259,7 @@ static void mixed_call(struct cinfo *c, uint64_t sel, size_t bytes, uint64_t see
 static void scenario_comms(void)
 {
     uint64_t seed = 4000000;
-    MPI_Comm parity, shuffled, dup;
+    MPI_Comm parity, shuffled, dup, node;
     MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, w_rank % 2, w_rank, &parity));
     MPI_CHECK(MPI_Comm_set_name(parity, "split-by-parity"));
     /* Shuffled keys: new rank order is a fixed permutation of the world. */
@@ -1267,17 +1268,20 @@ static void scenario_comms(void)
     MPI_CHECK(MPI_Comm_set_name(shuffled, "split-shuffled"));
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     MPI_CHECK(MPI_Comm_set_name(dup, "dup-of-world"));
-    struct cinfo cs[5] = {cinfo_of(MPI_COMM_WORLD), cinfo_of(parity), cinfo_of(shuffled),
-                          cinfo_of(dup), cinfo_of(MPI_COMM_SELF)};
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_CHECK(MPI_Comm_set_name(node, "split-type-shared"));
+    struct cinfo cs[6] = {cinfo_of(MPI_COMM_WORLD), cinfo_of(parity), cinfo_of(shuffled),
+                          cinfo_of(dup), cinfo_of(MPI_COMM_SELF), cinfo_of(node)};
     size_t counts[] = {16, 148, (size_t) opt_f - 4, (size_t) opt_f + 12, 4 * (size_t) opt_f}; /* bytes */
-    for (unsigned i = 0; i < 150; ++i) {
-        struct cinfo *c = &cs[i % 5];
+    for (unsigned i = 0; i < 180; ++i) {
+        struct cinfo *c = &cs[i % 6];
         mixed_call(c, mix64(i), counts[(i / 3) % 5], ++seed);
     }
-    for (int k = 0; k < 5; ++k) cinfo_free(&cs[k]);
+    for (int k = 0; k < 6; ++k) cinfo_free(&cs[k]);
     MPI_CHECK(MPI_Comm_free(&parity));
     MPI_CHECK(MPI_Comm_free(&shuffled));
     MPI_CHECK(MPI_Comm_free(&dup));
+    MPI_CHECK(MPI_Comm_free(&node));
 
     /* Communicators created and freed repeatedly (segments set up and released). */
     for (int rep = 0; rep < 20; ++rep) {
