@@ -22,7 +22,7 @@ if [ -x ci/bench-selftest.sh ]; then
 fi
 echo "== leftovers"
 left=$(ls /dev/shm 2>/dev/null | grep '^sharm-' || true)
-procs=$(pgrep -x 'mpirun|orted|orterun' || true)
+procs=$(pgrep -f '(^|/)(mpirun|mpirun\.openmpi|orted|orterun|prterun)( |$)' || true)
 if [ -n "$left" ] || [ -n "$procs" ]; then
     echo "left behind: shm files [$left] processes [$procs]" >&2
     exit 1
