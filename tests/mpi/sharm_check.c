@@ -1417,6 +1417,47 @@ static void scenario_packed(void)
         }
     }
     MPI_CHECK(MPI_Type_free(&st));
+
+    /* Three layouts of the signature (int16, int32) per element, mixed between
+     * the root and the others: straddling elements on one side only. */
+    struct dmap d[3];
+    {
+        MPI_Datatype t, s2;
+        int bl2[2] = {1, 1};
+        MPI_Datatype t2[2] = {MPI_INT16_T, MPI_INT32_T};
+        d[0] = dmap_of("MPI_SHORT_INT", MPI_SHORT_INT);
+        memset(d[0].map + 0, 1, 2);
+        memset(d[0].map + 4, 1, 4);
+        MPI_Aint dsp1[2] = {0, 2}; /* unaligned int: 6 contiguous bytes */
+        MPI_CHECK(MPI_Type_create_struct(2, bl2, dsp1, t2, &s2));
+        MPI_CHECK(MPI_Type_create_resized(s2, 0, 6, &t));
+        MPI_CHECK(MPI_Type_commit(&t));
+        MPI_CHECK(MPI_Type_free(&s2));
+        d[1] = dmap_of("struct{int16@0;int32@2},extent 6", t);
+        memset(d[1].map, 1, 6);
+        MPI_Aint dsp2[2] = {0, 8};
+        MPI_CHECK(MPI_Type_create_struct(2, bl2, dsp2, t2, &s2));
+        MPI_CHECK(MPI_Type_create_resized(s2, 0, 12, &t));
+        MPI_CHECK(MPI_Type_commit(&t));
+        MPI_CHECK(MPI_Type_free(&s2));
+        d[2] = dmap_of("struct{int16@0;int32@8},extent 12", t);
+        memset(d[2].map + 0, 1, 2);
+        memset(d[2].map + 8, 1, 4);
+    }
+    int pairs[][2] = {{1, 0}, {0, 1}, {2, 1}, {1, 2}, {2, 0}, {0, 2}};
+    size_t mcounts[] = {cf + 1, 2 * cf + 1, 3 * cf + 5, (size_t) (2 * opt_s * opt_f) / 6 + 7};
+    for (size_t pi = 0; pi < sizeof(pairs) / sizeof(pairs[0]); ++pi) {
+        for (size_t ci = 0; ci < sizeof(mcounts) / sizeof(mcounts[0]); ++ci) {
+            for (int root = 0; root < w.size; ++root) {
+                bcast_dtypes(&w, &d[pairs[pi][0]], (long) mcounts[ci], &d[pairs[pi][1]],
+                             (long) mcounts[ci], root, ++seed);
+            }
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (k > 0) MPI_CHECK(MPI_Type_free(&d[k].dt));
+        free(d[k].map);
+    }
     cinfo_free(&w);
 }
 
