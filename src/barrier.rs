@@ -18,17 +18,12 @@ use crate::params::Algorithm;
 use crate::stats::Coll;
 use crate::tree;
 
-/// The algorithm `auto` stands for.
-pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
-    match alg {
-        Algorithm::Auto if p <= 8 => Algorithm::Linear,
-        Algorithm::Auto => Algorithm::Knomial,
-        other => other,
-    }
-}
+/// Under `auto`, the flat algorithm up to this many processes (and always
+/// when oversubscribed), the k-nomial tree beyond.
+const LINEAR_UP_TO: usize = 8;
 
 pub fn barrier(sh: &mut Shared) {
-    let alg = choose(sh.params.algorithm(Coll::Barrier), sh.p);
+    let alg = sh.tree_algorithm(Coll::Barrier, LINEAR_UP_TO);
     let radix = if alg == Algorithm::Linear {
         sh.p
     } else {

@@ -18,18 +18,13 @@ use crate::queue::Readers;
 use crate::stats::Coll;
 use crate::tree;
 
-/// The algorithm `auto` stands for.
-pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
-    match alg {
-        Algorithm::Auto if p <= 8 => Algorithm::Linear,
-        Algorithm::Auto => Algorithm::Knomial,
-        other => other,
-    }
-}
+/// Under `auto`, the flat algorithm up to this many processes (and always
+/// when oversubscribed), the k-nomial tree beyond.
+const LINEAR_UP_TO: usize = 8;
 
 /// Broadcasts `bytes` bytes of `payload` from `root`.
 pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
-    let alg = choose(sh.params.algorithm(Coll::Bcast), sh.p);
+    let alg = sh.tree_algorithm(Coll::Bcast, LINEAR_UP_TO);
     // Linear is the k-nomial tree whose radix is the process count.
     let radix = if alg == Algorithm::Linear {
         sh.p

@@ -11,7 +11,7 @@ use tracing::{debug, info, warn};
 
 use crate::ffi::{self, Comm, Module, RawParams};
 use crate::layout::{Layout, CACHE_LINE};
-use crate::params::Params;
+use crate::params::{Algorithm, Params};
 use crate::payload::Payload;
 use crate::queue::{Pos, Queues, Readers, Writer};
 use crate::segment::{self, Segment, NAME_BYTES};
@@ -81,6 +81,20 @@ impl Shared {
         let first = self.last_op + 1;
         self.last_op += n as u64;
         first
+    }
+
+    /// The tree algorithm for `coll`: the configured one, or for `auto` the
+    /// flat one up to `linear_up_to` processes and the k-nomial tree beyond.
+    /// Oversubscribed processes always get the flat one under `auto`: every
+    /// tree level would add a wait for a process that may not be running.
+    pub fn tree_algorithm(&self, coll: Coll, linear_up_to: usize) -> Algorithm {
+        match self.params.algorithm(coll) {
+            Algorithm::Auto if self.p <= linear_up_to || self.waiter.yield_early => {
+                Algorithm::Linear
+            }
+            Algorithm::Auto => Algorithm::Knomial,
+            other => other,
+        }
     }
 
     /// Number of the next barrier; identical on every process.

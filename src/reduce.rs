@@ -34,6 +34,10 @@ use crate::reduce_scatter;
 use crate::stats::Coll;
 use crate::tree;
 
+/// Under `auto`, the flat algorithm up to this many processes (and always
+/// when oversubscribed), the k-nomial tree beyond.
+const LINEAR_UP_TO: usize = 4;
+
 /// One reduction call's buffers and semantics.
 pub struct Reduction {
     /// This process's contribution (the receive buffer when MPI_IN_PLACE).
@@ -45,15 +49,6 @@ pub struct Reduction {
     pub dtype: Dtype,
     pub op: Op,
     pub commutative: bool,
-}
-
-/// The algorithm `auto` stands for.
-pub fn choose(alg: Algorithm, p: usize) -> Algorithm {
-    match alg {
-        Algorithm::Auto if p <= 4 => Algorithm::Linear,
-        Algorithm::Auto => Algorithm::Knomial,
-        other => other,
-    }
 }
 
 /// What the tree's root does with a finished fragment.
@@ -68,7 +63,7 @@ enum Sink {
 }
 
 pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
-    let alg = choose(sh.params.algorithm(Coll::Reduce), sh.p);
+    let alg = sh.tree_algorithm(Coll::Reduce, LINEAR_UP_TO);
     let tree_root = if red.commutative { root } else { 0 };
     let sink = if tree_root == root {
         Sink::ReceiveBuffer
@@ -92,7 +87,7 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) {
         Algorithm::Auto if bytes >= RSAG_ALLREDUCE_MIN_BYTES && red.layout.dense() => {
             Algorithm::ReduceScatterAllgather
         }
-        other => choose(other, sh.p),
+        _ => sh.tree_algorithm(Coll::Allreduce, LINEAR_UP_TO),
     };
     match alg {
         Algorithm::Allgather => allgather_allreduce(sh, red),
