@@ -471,44 +471,69 @@ fn np4_allreduce_allgather() {
     mpirun(4, &format!("{CORE},stress"), &mca, &["--calls", "2000"]);
 }
 
+#[test]
+fn np3_allreduce_reduce_scatter_allgather() {
+    let mca = [("coll_sharm_allreduce_algorithm", "reduce_scatter_allgather")];
+    mpirun(3, &format!("{CORE},stress"), &mca, &["--calls", "2000"]);
+}
+
+#[test]
+fn np4_allreduce_reduce_scatter_allgather() {
+    let mca = [("coll_sharm_allreduce_algorithm", "reduce_scatter_allgather")];
+    mpirun(4, &format!("{CORE},stress"), &mca, &["--calls", "2000"]);
+}
+
 // ---- small geometry: 2 slots of 64 bytes (queue wrap-around, many fragments) ----
 
-fn small(np: usize, alg: &str, radix: &str, big: &str) {
-    let mut mca = algorithms(alg, radix);
+fn small(np: usize, mut mca: Vec<(&'static str, String)>, big: &str) {
     mca.push(("coll_sharm_queue_slots", "2".to_owned()));
     mca.push(("coll_sharm_fragment_size", "64".to_owned()));
     let args = ["--f", "64", "--s", "2", "--big", big, "--calls", "3000"];
     mpirun(np, &format!("{CORE},stress"), &as_refs(&mca), &args);
 }
 
+fn allreduce_only(alg: &str) -> Vec<(&'static str, String)> {
+    vec![("coll_sharm_allreduce_algorithm", alg.to_owned())]
+}
+
 #[test]
 fn np2_small_geometry() {
-    small(2, "auto", "2", "16777216");
+    small(2, Vec::new(), "16777216");
 }
 
 #[test]
 fn np3_small_geometry() {
-    small(3, "auto", "2", "1048576");
+    small(3, Vec::new(), "1048576");
 }
 
 #[test]
 fn np4_small_geometry() {
-    small(4, "auto", "2", "1048576");
+    small(4, Vec::new(), "1048576");
 }
 
 #[test]
 fn np3_small_geometry_linear() {
-    small(3, "linear", "2", "1048576");
+    small(3, algorithms("linear", "2"), "1048576");
 }
 
 #[test]
 fn np4_small_geometry_knomial_radix2() {
-    small(4, "knomial", "2", "1048576");
+    small(4, algorithms("knomial", "2"), "1048576");
 }
 
 #[test]
 fn np4_small_geometry_knomial_radix3() {
-    small(4, "knomial", "3", "1048576");
+    small(4, algorithms("knomial", "3"), "1048576");
+}
+
+#[test]
+fn np4_small_geometry_allreduce_allgather() {
+    small(4, allreduce_only("allgather"), "1048576");
+}
+
+#[test]
+fn np4_small_geometry_allreduce_reduce_scatter_allgather() {
+    small(4, allreduce_only("reduce_scatter_allgather"), "1048576");
 }
 
 #[test]

@@ -869,6 +869,13 @@ static void scenario_ops(void)
                 reduction(&w, (enum tid) t, (enum opk) o, counts[ci], -1, 0, ++seed);
                 reduction(&w, (enum tid) t, (enum opk) o, counts[ci], -1, 1, ++seed);
             }
+            /* Allreduce around 2 KiB and 64 KiB (where sharm's automatic
+             * choice of algorithm changes at the time of writing). */
+            size_t E = types[t].extent;
+            size_t around[] = {2048 / E, 2048 / E + 1, 65536 / E - 1, 65536 / E};
+            for (size_t ai = 0; ai < 4; ++ai) {
+                reduction(&w, (enum tid) t, (enum opk) o, around[ai], -1, (int) ai & 1, ++seed);
+            }
             /* Several times s*f: the queues wrap around. */
             size_t many = 2 * (size_t) opt_s * cf + 3;
             reduction(&w, (enum tid) t, (enum opk) o, many, (t + o) % w.size, t & 1, ++seed);
