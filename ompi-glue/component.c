@@ -72,6 +72,15 @@ static int param_knomial_radix = 2;
 static size_t param_max_message_size = 0;
 static size_t param_shared_memory_budget = 1UL << 30;
 
+static int param_hier_mode = SHARM_HIER_AUTO;
+static int param_virtual_node_size = 0;
+static int param_hier_bcast = SHARM_ALG_LINEAR;
+static int param_hier_reduce = SHARM_ALG_LINEAR;
+static int param_hier_allreduce = 0;
+static char *param_hier_levels = NULL;
+static char *param_topology_file = NULL;
+static char *param_dot_file = NULL;
+
 static int sharm_output = -1;
 
 static const mca_base_var_enum_value_t algorithm_values[] = {
@@ -96,6 +105,75 @@ static void register_int(const char *name, const char *help, mca_base_var_enum_t
     (void) mca_base_component_var_register(&sharm_component->collm_version, name, help,
                                            MCA_BASE_VAR_TYPE_INT, values, 0, 0, level,
                                            MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static void register_string(const char *name, const char *help, char **storage)
+{
+    (void) mca_base_component_var_register(&sharm_component->collm_version, name, help,
+                                           MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static const mca_base_var_enum_value_t hier_mode_values[] = {
+    {SHARM_HIER_AUTO, "auto"}, {SHARM_HIER_OFF, "off"}, {SHARM_HIER_ON, "on"}, {0, NULL}};
+static const mca_base_var_enum_value_t group_alg_values[] = {
+    {SHARM_ALG_LINEAR, "flat"}, {SHARM_ALG_KNOMIAL, "knomial"}, {0, NULL}};
+static const mca_base_var_enum_value_t hier_allreduce_values[] = {
+    {0, "reduce_bcast"}, {1, "reduce_allreduce_bcast"}, {0, NULL}};
+
+static void register_hierarchy(void)
+{
+    mca_base_var_enum_t *modes = NULL, *group_algs = NULL, *allreduce_algs = NULL;
+
+    (void) mca_base_var_enum_create("coll_sharm_hierarchy_modes", hier_mode_values, &modes);
+    (void) mca_base_var_enum_create("coll_sharm_group_algorithms", group_alg_values, &group_algs);
+    (void) mca_base_var_enum_create("coll_sharm_hierarchy_allreduce_algorithms",
+                                    hier_allreduce_values, &allreduce_algs);
+    register_int("hierarchy",
+                 "Topology-aware hierarchical Bcast/Reduce/Allreduce (the coll/tcl design): auto "
+                 "(when the communicator spans several nodes), off, on (also within one node)",
+                 modes, OPAL_INFO_LVL_5, &param_hier_mode);
+    param_hier_levels = "l2,l3,numa,socket,node,switch"; /* copied by the variable system */
+    register_string("hierarchy_levels",
+                    "Hardware levels that form groups, lowest first: any of l2, l3, numa, "
+                    "socket, node, switch (all switch levels) or switch1, switch2, ...",
+                    &param_hier_levels);
+    register_string("topology_file",
+                    "Network topology for the switch levels: one line per node, "
+                    "'<node-name> <switch> [<level-2 switch> ...]', '#' comments",
+                    &param_topology_file);
+    register_int("virtual_node_size",
+                 "Testing: every k consecutive ranks of a communicator form a node (0: real "
+                 "nodes)",
+                 NULL, OPAL_INFO_LVL_9, &param_virtual_node_size);
+    register_int("hierarchy_bcast_algorithm", "Bcast inside each group: flat, knomial",
+                 group_algs, OPAL_INFO_LVL_5, &param_hier_bcast);
+    register_int("hierarchy_reduce_algorithm", "Reduce inside each group: flat, knomial",
+                 group_algs, OPAL_INFO_LVL_5, &param_hier_reduce);
+    register_int("hierarchy_allreduce_algorithm",
+                 "Hierarchical Allreduce: reduce_bcast (reduce to the global leader, then "
+                 "bcast), reduce_allreduce_bcast (reduce up to the top level, recursive-doubling "
+                 "allreduce among its leaders, bcast down)",
+                 allreduce_algs, OPAL_INFO_LVL_5, &param_hier_allreduce);
+    register_string("hierarchy_dot_file",
+                    "Write each communicator's group tree in DOT to this file (rank 0; the "
+                    "communicator id is appended)",
+                    &param_dot_file);
+    OBJ_RELEASE(modes);
+    OBJ_RELEASE(group_algs);
+    OBJ_RELEASE(allreduce_algs);
+}
+
+void sharm_glue_hier_params(struct sharm_hier_params *out)
+{
+    out->mode = param_hier_mode;
+    out->virtual_node_size = param_virtual_node_size;
+    out->bcast_algorithm = param_hier_bcast;
+    out->reduce_algorithm = param_hier_reduce;
+    out->allreduce_algorithm = param_hier_allreduce;
+    out->levels = NULL == param_hier_levels ? "" : param_hier_levels;
+    out->topology_file = NULL == param_topology_file ? "" : param_topology_file;
+    out->dot_file = NULL == param_dot_file ? "" : param_dot_file;
 }
 
 static void register_size(const char *name, const char *help, size_t *storage)
@@ -195,6 +273,7 @@ static int sharm_register(void)
                   "communicator whose segment would exceed it is served by the next component",
                   &param_shared_memory_budget);
 
+    register_hierarchy();
     register_counters();
     return OMPI_SUCCESS;
 }

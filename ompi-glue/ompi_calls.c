@@ -11,6 +11,12 @@
 #include "opal/datatype/opal_convertor.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/proc.h"
+#include "opal/mca/pmix/pmix.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/proc/proc.h"
+
+#include <string.h>
 
 int32_t sharm_glue_comm_rank(void *comm) { return ompi_comm_rank(comm); }
 int32_t sharm_glue_comm_size(void *comm) { return ompi_comm_size(comm); }
@@ -114,3 +120,48 @@ int sharm_glue_copy_typed(const void *sbuf, int32_t scount, void *sdtype, void *
 {
     return ompi_datatype_sndrcv(sbuf, scount, sdtype, rbuf, rcount, rdtype);
 }
+
+const char *sharm_glue_peer_hostname(void *comm, int32_t rank)
+{
+    ompi_proc_t *proc = ompi_group_peer_lookup(((ompi_communicator_t *) comm)->c_local_group, rank);
+    return NULL == proc ? NULL : proc->super.proc_hostname;
+}
+
+int32_t sharm_glue_peer_locality(void *comm, int32_t rank, char *buf, int32_t cap)
+{
+    ompi_proc_t *proc = ompi_group_peer_lookup(((ompi_communicator_t *) comm)->c_local_group, rank);
+    char *locality = NULL;
+    int rc;
+    size_t len;
+
+    if (NULL == proc || cap <= 0) {
+        return 0;
+    }
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_LOCALITY_STRING, &proc->super.proc_name,
+                                   &locality, OPAL_STRING);
+    if (OPAL_SUCCESS != rc || NULL == locality) {
+        return 0;
+    }
+    len = strlen(locality);
+    if (len + 1 > (size_t) cap) {
+        free(locality);
+        return 0;
+    }
+    memcpy(buf, locality, len + 1);
+    free(locality);
+    return (int32_t) len;
+}
+
+int sharm_glue_send(void *comm, const void *buf, int32_t bytes, int32_t dst, int32_t tag)
+{
+    return MCA_PML_CALL(send(buf, bytes, &ompi_mpi_byte.dt, dst, tag,
+                             MCA_PML_BASE_SEND_STANDARD, comm));
+}
+
+int sharm_glue_recv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t tag)
+{
+    return MCA_PML_CALL(recv(buf, bytes, &ompi_mpi_byte.dt, src, tag, comm, MPI_STATUS_IGNORE));
+}
+
+int32_t sharm_glue_tag_bcast(void) { return MCA_COLL_BASE_TAG_BCAST; }
+int32_t sharm_glue_tag_reduce(void) { return MCA_COLL_BASE_TAG_REDUCE; }

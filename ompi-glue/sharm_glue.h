@@ -93,6 +93,25 @@ struct sharm_call {
     void *op;
 };
 
+/* Parameters of the hierarchical (topology-aware) collectives.  Strings are
+ * owned by Open MPI's variable system and stay valid while the component is
+ * open; "" when unset. */
+enum sharm_hierarchy_mode {
+    SHARM_HIER_AUTO = 0, /* hierarchical when the communicator spans several nodes */
+    SHARM_HIER_OFF = 1,
+    SHARM_HIER_ON = 2 /* also on one node, over its intra-node levels */
+};
+struct sharm_hier_params {
+    int32_t mode;              /* enum sharm_hierarchy_mode */
+    int32_t virtual_node_size; /* >0: every k consecutive ranks form a node (testing) */
+    int32_t bcast_algorithm;   /* per group: SHARM_ALG_LINEAR (flat) or SHARM_ALG_KNOMIAL */
+    int32_t reduce_algorithm;  /* per group: SHARM_ALG_LINEAR (flat) or SHARM_ALG_KNOMIAL */
+    int32_t allreduce_algorithm; /* 0 reduce_bcast, 1 reduce_allreduce_bcast */
+    const char *levels;        /* e.g. "l2,l3,numa,socket,node,switch" */
+    const char *topology_file; /* network levels: "<node> <switch> [<switch2> ...]" */
+    const char *dot_file;      /* where to write the group tree as DOT ("" none) */
+};
+
 /* Rust entry points, registered once when the shared object is loaded. */
 struct sharm_rs_entries {
     /* Decide whether sharm serves `comm`; returns per-communicator state or NULL. */
@@ -109,6 +128,7 @@ struct sharm_rs_entries {
 void sharm_glue_component_init(void *storage, size_t storage_size,
                                const struct sharm_rs_entries *entries);
 void sharm_glue_params(struct sharm_params *out);
+void sharm_glue_hier_params(struct sharm_hier_params *out);
 /* Print `msg` through the component's opal_output stream at `level`
  * (0: always, like opal_output; >0: only when coll_sharm_verbose >= level). */
 void sharm_glue_output(int32_t level, const char *msg);
@@ -124,6 +144,22 @@ const char *sharm_glue_comm_name(void *comm);
 /* Job id and rank of this process in MPI_COMM_WORLD (unique segment names). */
 uint32_t sharm_glue_jobid(void);
 uint32_t sharm_glue_world_rank(void);
+
+/* Node name of process `rank` of `comm` (NULL when Open MPI does not know it);
+ * valid while the communicator lives. */
+const char *sharm_glue_peer_hostname(void *comm, int32_t rank);
+/* The PMIx locality string (pmix.locstr, e.g. "SK0:L30:L20:L10:CR0:HT0:NM0") of
+ * process `rank`, copied NUL-terminated into `buf`; returns its length, 0 when
+ * absent (processes not bound) or when it does not fit. */
+int32_t sharm_glue_peer_locality(void *comm, int32_t rank, char *buf, int32_t cap);
+
+/* ---- point-to-point (the hierarchical collectives' network levels) ---- */
+/* Blocking send / receive of `bytes` (< 2^31) bytes with a collective tag. */
+int sharm_glue_send(void *comm, const void *buf, int32_t bytes, int32_t dst, int32_t tag);
+int sharm_glue_recv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t tag);
+/* Tags reserved for collectives (MCA_COLL_BASE_TAG_*). */
+int32_t sharm_glue_tag_bcast(void);
+int32_t sharm_glue_tag_reduce(void);
 
 /* ---- progress and waiting ---- */
 void sharm_glue_progress(void);

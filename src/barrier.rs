@@ -9,28 +9,34 @@
 //!   Two hops per tree level, but O(k) lines polled per process (large p).
 //!
 //! The Release/Acquire chains order every memory access before the barrier on
-//! any process before every access after it on all processes.
+//! any process before every access after it on all processes.  Barrier
+//! numbers only grow, so a process already in the next barrier never holds
+//! back one still leaving this one.
 
 use std::sync::atomic::Ordering;
 
 use crate::comm::Shared;
 use crate::params::Algorithm;
 use crate::stats::Coll;
-use crate::tree;
 
-/// Under `auto`, the flat algorithm up to this many processes (and always
-/// when oversubscribed), the k-nomial tree beyond.
+/// Under `auto`, the flat barrier up to this many processes (and always when
+/// oversubscribed), the k-nomial tree beyond.
 const LINEAR_UP_TO: usize = 8;
 
 pub fn barrier(sh: &mut Shared) {
     let alg = sh.tree_algorithm(Coll::Barrier, LINEAR_UP_TO);
-    let radix = if alg == Algorithm::Linear {
-        sh.p
-    } else {
-        sh.params.radix
-    };
     let epoch = sh.next_barrier();
-    tree::children(sh.me, radix, sh.p, &mut sh.kids);
+    if alg == Algorithm::Linear {
+        let q = &sh.queues;
+        q.sync(sh.me).arrive.store(epoch, Ordering::Release);
+        for r in (0..sh.p).filter(|&r| r != sh.me) {
+            let line = q.sync(r);
+            sh.waiter
+                .until(|| line.arrive.load(Ordering::Acquire) >= epoch);
+        }
+        return;
+    }
+    sh.tree_links(Algorithm::Knomial, 0);
     let q = &sh.queues;
     for &c in &sh.kids {
         let line = q.sync(c);

@@ -12,11 +12,9 @@
 //!   acknowledges its parent.  Fragments pipeline down the tree.
 
 use crate::comm::Shared;
-use crate::params::Algorithm;
 use crate::payload::Payload;
 use crate::queue::Readers;
 use crate::stats::Coll;
-use crate::tree;
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
 /// when oversubscribed), the k-nomial tree beyond.
@@ -26,20 +24,10 @@ const LINEAR_UP_TO: usize = 8;
 pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
     let alg = sh.tree_algorithm(Coll::Bcast, LINEAR_UP_TO);
     // Linear is the k-nomial tree whose radix is the process count.
-    let radix = if alg == Algorithm::Linear {
-        sh.p
-    } else {
-        sh.params.radix
-    };
     let cut = sh.cut(bytes);
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
-    let rel = (me + p - root) % p;
-    let parent = tree::parent(rel, radix).map(|v| (v + root) % p);
-    tree::children(rel, radix, p, &mut sh.kids);
-    for k in sh.kids.iter_mut() {
-        *k = (*k + root) % p;
-    }
+    let parent = sh.tree_links(alg, root);
     let readers = if sh.kids.len() == p - 1 {
         Readers::AllOthers
     } else {

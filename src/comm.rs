@@ -10,12 +10,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tracing::{debug, info, warn};
 
 use crate::ffi::{self, Comm, Module, RawParams};
+use crate::hier_plan::{self, HierPlan};
 use crate::layout::{Layout, CACHE_LINE};
-use crate::params::{Algorithm, Params};
+use crate::params::{Algorithm, HierParams, HierarchyMode, Params};
 use crate::payload::Payload;
 use crate::queue::{Pos, Queues, Readers, Writer};
 use crate::segment::{self, Segment, NAME_BYTES};
 use crate::stats::{self, Coll};
+use crate::tree;
 use crate::wait::Waiter;
 
 /// Bytes of shared segments this process is attached to (for the budget).
@@ -95,6 +97,24 @@ impl Shared {
             Algorithm::Auto => Algorithm::Knomial,
             other => other,
         }
+    }
+
+    /// Places this process in the tree of `alg` (linear: the flat tree of
+    /// radix p) rooted at `root`: returns its parent (None at the root) and
+    /// leaves its children, as communicator ranks, in `self.kids`.
+    pub fn tree_links(&mut self, alg: Algorithm, root: usize) -> Option<usize> {
+        let radix = if alg == Algorithm::Linear {
+            self.p
+        } else {
+            self.params.radix
+        };
+        let (me, p) = (self.me, self.p);
+        let rel = (me + p - root) % p;
+        tree::children(rel, radix, p, &mut self.kids);
+        for k in self.kids.iter_mut() {
+            *k = (*k + root) % p;
+        }
+        tree::parent(rel, radix).map(|v| (v + root) % p)
     }
 
     /// Number of the next barrier; identical on every process.
@@ -195,8 +215,21 @@ enum Status {
 pub struct CommState {
     pub rank: usize,
     pub size: usize,
+    /// All processes run on this node (the flat shared-memory path needs it).
+    all_local: bool,
     label: String,
     status: Status,
+    hier: HierStatus,
+}
+
+/// The hierarchical collectives' state of a communicator.
+enum HierStatus {
+    /// Not wanted (see `coll_sharm_hierarchy`).
+    Off,
+    /// Wanted; groups not built yet.
+    NotYet(HierParams),
+    Ready(Box<HierPlan>),
+    Unavailable,
 }
 
 /// Why a call is handed to the next component.
@@ -211,20 +244,26 @@ pub enum Decision<'a> {
 }
 
 impl CommState {
-    /// comm_query: serve intra-communicators of 2+ processes all on this node.
+    /// comm_query: serve intra-communicators of 2+ processes, all on this
+    /// node (flat shared memory) or, with the hierarchy on, anywhere.
     pub fn query(comm: Comm) -> Option<(CommState, i32)> {
         let raw = ffi::params();
         let params = Params::from_raw(raw);
         crate::log::init(params.verbose);
         let label = comm.label();
+        let hier_params = HierParams::current();
+        let all_local = comm.all_local();
         let why = if params.priority < 0 {
             Some("priority is negative".to_owned())
         } else if comm.is_inter() {
             Some("it is an intercommunicator".to_owned())
         } else if comm.size() < 2 {
             Some(format!("it has {} process", comm.size()))
-        } else if !comm.all_local() {
-            Some("its processes are not all on this node".to_owned())
+        } else if !all_local && hier_params.mode == HierarchyMode::Off {
+            Some(
+                "its processes are not all on this node (and coll_sharm_hierarchy is off)"
+                    .to_owned(),
+            )
         } else {
             None
         };
@@ -244,12 +283,23 @@ impl CommState {
             );
         }
         debug!("serving communicator {label} ({} processes)", comm.size());
+        let spans_nodes = !all_local
+            || hier_params
+                .virtual_node_size
+                .is_some_and(|k| comm.size() > k);
+        let hier = match hier_params.mode {
+            HierarchyMode::On => HierStatus::NotYet(hier_params),
+            HierarchyMode::Auto if spans_nodes => HierStatus::NotYet(hier_params),
+            _ => HierStatus::Off,
+        };
         Some((
             CommState {
                 rank: comm.rank(),
                 size: comm.size(),
+                all_local,
                 label,
                 status: Status::NotYet,
+                hier,
             },
             params.priority,
         ))
@@ -257,6 +307,39 @@ impl CommState {
 
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// The hierarchy of this communicator when its Bcast/Reduce/Allreduce
+    /// go hierarchical (built at the first call; collective).
+    pub fn hierarchy(&mut self, module: Module, comm: Comm) -> Option<&HierPlan> {
+        if let HierStatus::NotYet(params) = &self.hier {
+            self.hier = match hier_plan::build(
+                comm,
+                module,
+                self.rank,
+                self.size,
+                params.clone(),
+                &self.label,
+            ) {
+                Ok(plan) => HierStatus::Ready(Box::new(plan)),
+                Err(why) => {
+                    warn!(
+                        "communicator {}: no hierarchical collectives ({why})",
+                        self.label
+                    );
+                    HierStatus::Unavailable
+                }
+            };
+        }
+        match &self.hier {
+            HierStatus::Ready(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// Whether the flat shared-memory algorithms can serve this communicator.
+    pub fn all_local(&self) -> bool {
+        self.all_local
     }
 
     /// Decides whether to serve a call moving `bytes` bytes in all (`None`:
@@ -273,6 +356,9 @@ impl CommState {
         if bytes == Some(0) {
             stats::served(coll);
             return Decision::Nothing;
+        }
+        if !self.all_local {
+            return self.refuse(coll, "its processes are not all on this node".to_owned());
         }
         if matches!(self.status, Status::NotYet) {
             self.status = match self.establish(module, comm) {

@@ -20,6 +20,20 @@ pub struct RawParams {
     pub shared_memory_budget: u64,
 }
 
+/// Mirror of `struct sharm_hier_params`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RawHierParams {
+    pub mode: i32,
+    pub virtual_node_size: i32,
+    pub bcast_algorithm: i32,
+    pub reduce_algorithm: i32,
+    pub allreduce_algorithm: i32,
+    pub levels: *const c_char,
+    pub topology_file: *const c_char,
+    pub dot_file: *const c_char,
+}
+
 /// Mirror of `struct sharm_dtype_info`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -65,6 +79,7 @@ pub struct Entries {
 extern "C" {
     pub fn sharm_glue_component_init(storage: *mut c_void, size: usize, entries: *const Entries);
     fn sharm_glue_params(out: *mut RawParams);
+    fn sharm_glue_hier_params(out: *mut RawHierParams);
     fn sharm_glue_output(level: i32, msg: *const c_char);
 
     fn sharm_glue_comm_rank(comm: *mut c_void) -> i32;
@@ -73,6 +88,19 @@ extern "C" {
     fn sharm_glue_comm_all_local(comm: *mut c_void) -> i32;
     fn sharm_glue_comm_cid(comm: *mut c_void) -> u32;
     fn sharm_glue_comm_name(comm: *mut c_void) -> *const c_char;
+
+    fn sharm_glue_peer_hostname(comm: *mut c_void, rank: i32) -> *const c_char;
+    fn sharm_glue_peer_locality(comm: *mut c_void, rank: i32, buf: *mut c_char, cap: i32) -> i32;
+    fn sharm_glue_send(
+        comm: *mut c_void,
+        buf: *const c_void,
+        bytes: i32,
+        dst: i32,
+        tag: i32,
+    ) -> i32;
+    fn sharm_glue_recv(comm: *mut c_void, buf: *mut c_void, bytes: i32, src: i32, tag: i32) -> i32;
+    fn sharm_glue_tag_bcast() -> i32;
+    fn sharm_glue_tag_reduce() -> i32;
 
     fn sharm_glue_progress();
     fn sharm_glue_yield_when_idle() -> i32;
@@ -147,6 +175,30 @@ pub fn params() -> RawParams {
     raw
 }
 
+/// The hierarchical collectives' parameters: (mode, virtual node size,
+/// bcast / reduce / allreduce algorithm, levels, topology file, DOT file).
+pub fn hier_params() -> (RawHierParams, String, String, String) {
+    let mut raw = RawHierParams {
+        mode: 0,
+        virtual_node_size: 0,
+        bcast_algorithm: 0,
+        reduce_algorithm: 0,
+        allreduce_algorithm: 0,
+        levels: std::ptr::null(),
+        topology_file: std::ptr::null(),
+        dot_file: std::ptr::null(),
+    };
+    // SAFETY: writes one plain struct; the strings it points to live while
+    // the component is open.
+    unsafe { sharm_glue_hier_params(&mut raw) };
+    (
+        raw,
+        c_str(raw.levels),
+        c_str(raw.topology_file),
+        c_str(raw.dot_file),
+    )
+}
+
 /// Prints through the component's opal_output stream (see `log`).
 pub fn output(level: i32, msg: &str) {
     let text = CString::new(msg.replace('\0', " ")).unwrap_or_default();
@@ -175,6 +227,17 @@ pub fn oversubscribed() -> bool {
 pub fn in_place() -> *const c_void {
     // SAFETY: returns a constant.
     unsafe { sharm_glue_in_place() }
+}
+
+/// Tags Open MPI reserves for collective operations.
+pub fn tag_bcast() -> i32 {
+    // SAFETY: returns a constant.
+    unsafe { sharm_glue_tag_bcast() }
+}
+
+pub fn tag_reduce() -> i32 {
+    // SAFETY: returns a constant.
+    unsafe { sharm_glue_tag_reduce() }
 }
 
 pub fn success() -> i32 {
@@ -208,6 +271,55 @@ impl Comm {
         // SAFETY: as above.
         unsafe { sharm_glue_comm_all_local(self.0) != 0 }
     }
+    /// Node name of process `rank` (None when Open MPI does not know it).
+    pub fn hostname(self, rank: usize) -> Option<String> {
+        // SAFETY: `self` is live; the name is a NUL-terminated string it owns.
+        let ptr = unsafe { sharm_glue_peer_hostname(self.0, rank as i32) };
+        (!ptr.is_null()).then(|| c_str(ptr))
+    }
+
+    /// PMIx locality string of process `rank` (None when processes are not bound).
+    pub fn locality(self, rank: usize) -> Option<String> {
+        let mut buf = [0 as c_char; 256];
+        // SAFETY: `buf` has the capacity passed.
+        let len = unsafe {
+            sharm_glue_peer_locality(self.0, rank as i32, buf.as_mut_ptr(), buf.len() as i32)
+        };
+        (len > 0).then(|| c_str(buf.as_ptr()))
+    }
+
+    /// Blocking point-to-point send of a byte range with a collective tag.
+    pub fn send(self, data: &[u8], dst: usize, tag: i32) -> bool {
+        data.chunks(i32::MAX as usize).all(|chunk| {
+            // SAFETY: a valid byte range.
+            unsafe {
+                sharm_glue_send(
+                    self.0,
+                    chunk.as_ptr().cast(),
+                    chunk.len() as i32,
+                    dst as i32,
+                    tag,
+                ) == success()
+            }
+        })
+    }
+
+    /// Blocking point-to-point receive of a byte range with a collective tag.
+    pub fn recv(self, data: &mut [u8], src: usize, tag: i32) -> bool {
+        data.chunks_mut(i32::MAX as usize).all(|chunk| {
+            // SAFETY: a valid byte range.
+            unsafe {
+                sharm_glue_recv(
+                    self.0,
+                    chunk.as_mut_ptr().cast(),
+                    chunk.len() as i32,
+                    src as i32,
+                    tag,
+                ) == success()
+            }
+        })
+    }
+
     /// "name (cid N)", for messages.
     pub fn label(self) -> String {
         // SAFETY: as above; the name is a NUL-terminated array inside the communicator.

@@ -23,6 +23,9 @@ pub mod comm;
 pub mod dtype;
 mod ffi;
 pub mod gather;
+pub mod hier;
+mod hier_plan;
+pub mod hierarchy;
 pub mod layout;
 mod log;
 mod params;
@@ -34,6 +37,7 @@ pub mod scan;
 pub mod segment;
 mod serve;
 mod stats;
+pub mod topology;
 pub mod tree;
 pub mod wait;
 

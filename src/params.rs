@@ -65,3 +65,61 @@ impl Params {
         Params::from_raw(ffi::params())
     }
 }
+
+/// When the hierarchical collectives are used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HierarchyMode {
+    /// When the communicator spans several (real or virtual) nodes.
+    Auto,
+    Off,
+    /// Also within one node, over its intra-node levels.
+    On,
+}
+
+/// Parameters of the hierarchical collectives (each process reads its own;
+/// the groups built from them are checked to agree across processes).
+#[derive(Clone, Debug)]
+pub struct HierParams {
+    pub mode: HierarchyMode,
+    /// Every k consecutive ranks form a node (testing on one machine).
+    pub virtual_node_size: Option<usize>,
+    pub bcast: crate::hier::GroupAlgorithm,
+    pub reduce: crate::hier::GroupAlgorithm,
+    pub allreduce: crate::hier::AllreduceForm,
+    pub levels: String,
+    pub topology_file: Option<String>,
+    pub dot_file: Option<String>,
+}
+
+impl HierParams {
+    pub fn current() -> HierParams {
+        use crate::hier::{AllreduceForm, GroupAlgorithm};
+        let (raw, levels, topology_file, dot_file) = ffi::hier_params();
+        let group = |v: i32| {
+            if v == 2 {
+                GroupAlgorithm::Binomial
+            } else {
+                GroupAlgorithm::Flat
+            }
+        };
+        HierParams {
+            mode: match raw.mode {
+                1 => HierarchyMode::Off,
+                2 => HierarchyMode::On,
+                _ => HierarchyMode::Auto,
+            },
+            virtual_node_size: (raw.virtual_node_size > 0)
+                .then_some(raw.virtual_node_size as usize),
+            bcast: group(raw.bcast_algorithm),
+            reduce: group(raw.reduce_algorithm),
+            allreduce: if raw.allreduce_algorithm == 1 {
+                AllreduceForm::ReduceAllreduceBcast
+            } else {
+                AllreduceForm::ReduceBcast
+            },
+            levels,
+            topology_file: (!topology_file.is_empty()).then_some(topology_file),
+            dot_file: (!dot_file.is_empty()).then_some(dot_file),
+        }
+    }
+}

@@ -32,7 +32,6 @@ use crate::payload::Payload;
 use crate::queue::{Pos, Readers};
 use crate::reduce_scatter;
 use crate::stats::Coll;
-use crate::tree;
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
 /// when oversubscribed), the k-nomial tree beyond.
@@ -161,21 +160,11 @@ fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
 }
 
 fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink: Sink) {
-    let radix = if alg == Algorithm::Linear {
-        sh.p
-    } else {
-        sh.params.radix
-    };
     let cut = sh.cut(red.layout.span(red.layout.count));
     let f = cut.size;
     let op = sh.next_op();
-    let (me, p) = (sh.me, sh.p);
-    let rel = (me + p - tree_root) % p;
-    let parent = tree::parent(rel, radix).map(|v| (v + tree_root) % p);
-    tree::children(rel, radix, p, &mut sh.kids);
-    for k in sh.kids.iter_mut() {
-        *k = (*k + tree_root) % p;
-    }
+    let me = sh.me;
+    let parent = sh.tree_links(alg, tree_root);
     let frags = red.layout.fragments(f);
     // Who, besides the tree, reads the result from the tree root's queue.
     let result_reader = match sink {

@@ -5,9 +5,10 @@ use crate::comm::{CommState, Decision};
 use crate::dtype::{self, ReduceLayout};
 use crate::ffi::{self, Call, Comm, Dtype, Module, Op};
 use crate::gather::RootSide;
+use crate::hier::{self, Chain};
 use crate::payload::TypedBuf;
 use crate::reduce::Reduction;
-use crate::stats::Coll;
+use crate::stats::{self, Coll};
 use crate::{allgather, alltoall, barrier, bcast, gather, reduce, reduce_scatter, scan};
 
 fn status(ok: bool) -> i32 {
@@ -45,7 +46,122 @@ pub unsafe fn collective(st: &mut CommState, module: Module, comm: Comm, call: &
     }
 }
 
+/// Bcast over the communicator's hierarchy, when it has one (None: not
+/// hierarchical, continue with the flat path).
+unsafe fn hier_bcast(st: &mut CommState, module: Module, comm: Comm, call: &Call) -> Option<i32> {
+    let me = st.rank;
+    let plan = st.hierarchy(module, comm)?;
+    let buf = TypedBuf::new(call.rbuf.cast(), call.rcount, Dtype(call.rdtype));
+    let bytes = buf.bytes();
+    stats::served(Coll::Bcast);
+    if bytes == 0 {
+        return Some(ffi::success());
+    }
+    let chain = Chain {
+        me,
+        groups: &plan.chain,
+        reaches_top: plan.reaches_top,
+    };
+    let (root, alg) = (call.root as usize, plan.params.bcast);
+    let ok = match dtype::movement(&buf.dtype.info(), buf.dtype.contiguous(buf.count)) {
+        dtype::Movement::Contiguous { offset } => {
+            let data = std::slice::from_raw_parts_mut(buf.buf.offset(offset), bytes);
+            hier::bcast(comm, &chain, root, alg, data)
+        }
+        dtype::Movement::Packed => {
+            let mut packed = vec![0u8; bytes];
+            if me == root {
+                let Some(mut src) = buf.source() else {
+                    return Some(ffi::error());
+                };
+                src.read(0, packed.as_mut_ptr(), bytes);
+            }
+            let ok = hier::bcast(comm, &chain, root, alg, &mut packed);
+            if me != root {
+                let Some(mut sink) = buf.sink() else {
+                    return Some(ffi::error());
+                };
+                sink.write(0, packed.as_ptr(), bytes);
+            }
+            ok
+        }
+    };
+    Some(status(ok))
+}
+
+/// Reduce / Allreduce over the communicator's hierarchy, when it has one and
+/// the operation is commutative on a contiguous datatype (None: continue
+/// with the flat path, or hand over).
+unsafe fn hier_reduction(
+    st: &mut CommState,
+    module: Module,
+    comm: Comm,
+    call: &Call,
+    coll: Coll,
+) -> Option<i32> {
+    if !matches!(coll, Coll::Reduce | Coll::Allreduce) {
+        return None;
+    }
+    let me = st.rank;
+    let (dt, op) = (Dtype(call.rdtype), Op(call.op));
+    let info = dt.info();
+    let plan = st.hierarchy(module, comm)?;
+    if !op.commutative() {
+        return None;
+    }
+    let layout = ReduceLayout::classify(&info, call.rcount, op.intrinsic(), usize::MAX).ok()?;
+    stats::served(coll);
+    let span = layout.span(layout.count);
+    if span == 0 {
+        return Some(ffi::success());
+    }
+    let own: *const u8 = if call.sbuf == ffi::in_place() {
+        call.rbuf.cast()
+    } else {
+        call.sbuf.cast()
+    };
+    let mut acc = std::slice::from_raw_parts(own, span).to_vec();
+    let mut tmp = vec![0u8; span];
+    let mut ops = hier::Operands {
+        layout,
+        dtype: dt,
+        op,
+        acc: &mut acc,
+        tmp: &mut tmp,
+    };
+    let chain = Chain {
+        me,
+        groups: &plan.chain,
+        reaches_top: plan.reaches_top,
+    };
+    let (ok, result_here) = if coll == Coll::Reduce {
+        let root = call.root as usize;
+        (
+            hier::reduce(comm, &chain, root, plan.params.reduce, &mut ops),
+            me == root,
+        )
+    } else {
+        (
+            hier::allreduce(
+                comm,
+                &chain,
+                plan.params.allreduce,
+                plan.params.reduce,
+                &mut ops,
+            ),
+            true,
+        )
+    };
+    if ok && result_here {
+        layout.copy_to_user(call.rbuf.cast(), acc.as_ptr(), layout.count);
+    }
+    Some(status(ok))
+}
+
 unsafe fn bcast_call(st: &mut CommState, module: Module, comm: Comm, call: &Call) -> i32 {
+    if let Some(rc) = hier_bcast(st, module, comm, call) {
+        return rc;
+    }
     let buf = TypedBuf::new(call.rbuf.cast(), call.rcount, Dtype(call.rdtype));
     let bytes = dtype::message_bytes(&buf.dtype.info(), buf.count);
     match st.decide(module, comm, Coll::Bcast, bytes, |_, _| None) {
@@ -84,6 +200,9 @@ unsafe fn reduction_call(
     call: &Call,
     coll: Coll,
 ) -> i32 {
+    if let Some(rc) = hier_reduction(st, module, comm, call, coll) {
+        return rc;
+    }
     let p = st.size;
     let (dt, op) = (Dtype(call.rdtype), Op(call.op));
     let info = dt.info();

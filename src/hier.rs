@@ -1,0 +1,328 @@
+//! Hierarchical Bcast, Reduce and Allreduce (the coll/tcl design, paper 004,
+//! Fig. 3-6) over the process groups of `hierarchy`.
+//!
+//! Every process knows its chain of groups, bottom-up: it is a member of each
+//! and the leader (lowest rank) of all but the last.  Rank 0 leads every group
+//! it is in, so it is the global leader.  No communicator is created for the
+//! groups: messages go point to point through Open MPI's PML with the
+//! collective tags, which keeps per-pair MPI ordering between consecutive
+//! collectives of a communicator.
+//!
+//! * Reduce: up the chain, each group reduced into its leader (flat, or a
+//!   binomial tree over the group's member indices); rank 0 ends with the
+//!   result and hands it to the root.  Commutative operations only (the
+//!   caller hands others to the flat algorithms or the next component).
+//! * Bcast: the root hands the message to rank 0, then down the chain from the
+//!   top group (flat, or binomial).
+//! * Allreduce: ReduceBcast (reduce to rank 0, bcast down) or
+//!   ReduceAllreduceBcast (reduce up to the top group, recursive-doubling
+//!   allreduce among its members, bcast down).
+
+use crate::dtype::ReduceLayout;
+use crate::ffi::{self, Comm, Dtype, Op};
+
+/// How a group runs its part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupAlgorithm {
+    /// The leader exchanges with every member.
+    Flat,
+    /// A binomial tree over the member indices.
+    Binomial,
+}
+
+/// The two Allreduce forms of the paper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllreduceForm {
+    ReduceBcast,
+    ReduceAllreduceBcast,
+}
+
+/// One process's view: its chain of groups, bottom-up (member ranks sorted,
+/// leader first).
+pub struct Chain<'a> {
+    pub me: usize,
+    pub groups: &'a [Vec<usize>],
+    /// Whether the last group is the top (root) group of the hierarchy.
+    pub reaches_top: bool,
+}
+
+/// A reduction's operands, as contiguous bytes.
+pub struct Operands<'a> {
+    pub layout: ReduceLayout,
+    pub dtype: Dtype,
+    pub op: Op,
+    /// Accumulator, initialised with this process's contribution.
+    pub acc: &'a mut [u8],
+    /// Receive space of the same size.
+    pub tmp: &'a mut [u8],
+}
+
+impl Operands<'_> {
+    /// `acc = incoming op acc` after receiving `incoming` from `src`.
+    fn absorb(&mut self, comm: Comm, src: usize, tag: i32) -> bool {
+        if !comm.recv(self.tmp, src, tag) {
+            return false;
+        }
+        // SAFETY: both buffers hold `layout.count` elements.
+        unsafe {
+            self.op.reduce(
+                self.tmp.as_ptr(),
+                self.acc.as_mut_ptr(),
+                self.layout.count,
+                self.dtype,
+            )
+        };
+        true
+    }
+}
+
+fn index_in(group: &[usize], me: usize) -> usize {
+    group
+        .iter()
+        .position(|&r| r == me)
+        .expect("a process is a member of every group of its chain")
+}
+
+/// Reduces `group` into its leader.  Returns Some(true) when this process
+/// still holds a partial result afterwards (it is the leader), Some(false)
+/// when it handed its part on, None on a communication error.
+fn reduce_group(
+    comm: Comm,
+    group: &[usize],
+    me: usize,
+    alg: GroupAlgorithm,
+    ops: &mut Operands,
+) -> Option<bool> {
+    let tag = ffi::tag_reduce();
+    let idx = index_in(group, me);
+    let g = group.len();
+    match alg {
+        GroupAlgorithm::Flat => {
+            if idx != 0 {
+                return comm.send(ops.acc, group[0], tag).then_some(false);
+            }
+            for &m in &group[1..] {
+                if !ops.absorb(comm, m, tag) {
+                    return None;
+                }
+            }
+            Some(true)
+        }
+        GroupAlgorithm::Binomial => {
+            let mut mask = 1;
+            while mask < g {
+                if idx & mask != 0 {
+                    return comm.send(ops.acc, group[idx - mask], tag).then_some(false);
+                }
+                if idx + mask < g && !ops.absorb(comm, group[idx + mask], tag) {
+                    return None;
+                }
+                mask <<= 1;
+            }
+            Some(true)
+        }
+    }
+}
+
+/// Broadcasts `buf` from the group's leader to its members.
+fn bcast_group(
+    comm: Comm,
+    group: &[usize],
+    me: usize,
+    alg: GroupAlgorithm,
+    buf: &mut [u8],
+) -> bool {
+    let tag = ffi::tag_bcast();
+    let idx = index_in(group, me);
+    let g = group.len();
+    match alg {
+        GroupAlgorithm::Flat => {
+            if idx != 0 {
+                return comm.recv(buf, group[0], tag);
+            }
+            group[1..].iter().all(|&m| comm.send(buf, m, tag))
+        }
+        GroupAlgorithm::Binomial => {
+            // Receive from the index with our lowest set bit cleared, then
+            // send to the indices below that bit.
+            let mut mask = 1;
+            while mask < g {
+                if idx & mask != 0 {
+                    if !comm.recv(buf, group[idx - mask], tag) {
+                        return false;
+                    }
+                    break;
+                }
+                mask <<= 1;
+            }
+            mask >>= 1;
+            while mask > 0 {
+                if idx + mask < g && !comm.send(buf, group[idx + mask], tag) {
+                    return false;
+                }
+                mask >>= 1;
+            }
+            true
+        }
+    }
+}
+
+/// Reduces up the chain over `levels` groups (all when None).  Returns whether
+/// this process holds the result of its last group afterwards.
+fn reduce_up(
+    comm: Comm,
+    chain: &Chain,
+    upto: usize,
+    alg: GroupAlgorithm,
+    ops: &mut Operands,
+) -> Option<bool> {
+    for group in chain.groups.iter().take(upto) {
+        if !reduce_group(comm, group, chain.me, alg, ops)? {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+/// Broadcasts down the chain from its group number `from` (top first).
+fn bcast_down(comm: Comm, chain: &Chain, from: usize, alg: GroupAlgorithm, buf: &mut [u8]) -> bool {
+    chain
+        .groups
+        .iter()
+        .take(from)
+        .rev()
+        .all(|group| bcast_group(comm, group, chain.me, alg, buf))
+}
+
+/// Recursive-doubling allreduce among `group` (commutative op).
+fn allreduce_group(comm: Comm, group: &[usize], me: usize, ops: &mut Operands) -> bool {
+    let tag = ffi::tag_reduce();
+    let idx = index_in(group, me);
+    let g = group.len();
+    let pow2 = 1usize << (usize::BITS - 1 - g.leading_zeros());
+    let extra = g - pow2;
+    // Fold the first 2·extra members pairwise so a power of two remains.
+    let virt = if idx < 2 * extra {
+        if idx % 2 == 1 {
+            if !comm.send(ops.acc, group[idx - 1], tag) {
+                return false;
+            }
+            // Wait for the final result.
+            return comm.recv(ops.acc, group[idx - 1], tag);
+        }
+        if !ops.absorb(comm, group[idx + 1], tag) {
+            return false;
+        }
+        idx / 2
+    } else {
+        idx - extra
+    };
+    let real = |v: usize| {
+        if v < extra {
+            group[2 * v]
+        } else {
+            group[v + extra]
+        }
+    };
+    let mut mask = 1;
+    while mask < pow2 {
+        let peer = real(virt ^ mask);
+        // Exchange: the lower index sends first to avoid a cycle of blocking sends.
+        let ok = if virt < virt ^ mask {
+            comm.send(ops.acc, peer, tag) && ops.absorb(comm, peer, tag)
+        } else {
+            comm.recv(ops.tmp, peer, tag) && comm.send(ops.acc, peer, tag) && {
+                // SAFETY: both buffers hold the whole message.
+                unsafe {
+                    ops.op.reduce(
+                        ops.tmp.as_ptr(),
+                        ops.acc.as_mut_ptr(),
+                        ops.layout.count,
+                        ops.dtype,
+                    )
+                };
+                true
+            }
+        };
+        if !ok {
+            return false;
+        }
+        mask <<= 1;
+    }
+    if idx < 2 * extra {
+        return comm.send(ops.acc, group[idx + 1], tag);
+    }
+    true
+}
+
+/// Hierarchical Reduce to `root`; `ops.acc` holds the result at the root
+/// afterwards.
+pub fn reduce(
+    comm: Comm,
+    chain: &Chain,
+    root: usize,
+    alg: GroupAlgorithm,
+    ops: &mut Operands,
+) -> bool {
+    let Some(holds) = reduce_up(comm, chain, chain.groups.len(), alg, ops) else {
+        return false;
+    };
+    let tag = ffi::tag_reduce();
+    if root == 0 {
+        return true;
+    }
+    if chain.me == 0 {
+        debug_assert!(holds);
+        return comm.send(ops.acc, root, tag);
+    }
+    if chain.me == root {
+        return comm.recv(ops.acc, 0, tag);
+    }
+    true
+}
+
+/// Hierarchical Bcast of `buf` from `root`.
+pub fn bcast(comm: Comm, chain: &Chain, root: usize, alg: GroupAlgorithm, buf: &mut [u8]) -> bool {
+    let tag = ffi::tag_bcast();
+    if root != 0 {
+        if chain.me == root && !comm.send(buf, 0, tag) {
+            return false;
+        }
+        if chain.me == 0 && !comm.recv(buf, root, tag) {
+            return false;
+        }
+    }
+    bcast_down(comm, chain, chain.groups.len(), alg, buf)
+}
+
+/// Hierarchical Allreduce; `ops.acc` holds the result everywhere afterwards.
+pub fn allreduce(
+    comm: Comm,
+    chain: &Chain,
+    form: AllreduceForm,
+    alg: GroupAlgorithm,
+    ops: &mut Operands,
+) -> bool {
+    let levels = chain.groups.len();
+    match form {
+        AllreduceForm::ReduceBcast => {
+            reduce_up(comm, chain, levels, alg, ops).is_some()
+                && bcast_down(comm, chain, levels, alg, ops.acc)
+        }
+        AllreduceForm::ReduceAllreduceBcast if chain.reaches_top && levels > 0 => {
+            // We lead every group below the top one: reduce up to it, combine
+            // among its members by recursive doubling, and bring it down.
+            if reduce_up(comm, chain, levels - 1, alg, ops) != Some(true) {
+                return false;
+            }
+            allreduce_group(comm, &chain.groups[levels - 1], chain.me, ops)
+                && bcast_down(comm, chain, levels - 1, alg, ops.acc)
+        }
+        AllreduceForm::ReduceAllreduceBcast => {
+            // Our last group is below the top: hand our part to its leader,
+            // and receive the result from it.
+            reduce_up(comm, chain, levels, alg, ops).is_some()
+                && bcast_down(comm, chain, levels, alg, ops.acc)
+        }
+    }
+}

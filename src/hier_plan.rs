@@ -1,0 +1,140 @@
+//! Building a communicator's hierarchy (once, lazily, at its first
+//! hierarchical collective): node names from Open MPI (or virtual nodes),
+//! placement inside nodes from PMIx locality strings, network levels from the
+//! topology file; then the groups (see `hierarchy`), checked to be identical
+//! on every process before anyone uses them.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+
+use tracing::{debug, info, warn};
+
+use crate::ffi::{Comm, Module};
+use crate::hierarchy::{attach_switch_paths, Hierarchy, ProcInfo};
+use crate::params::HierParams;
+use crate::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
+
+/// One process's part in the hierarchy.
+pub struct HierPlan {
+    /// Its groups, bottom-up (member ranks ascending, leader first).
+    pub chain: Vec<Vec<usize>>,
+    /// Whether the last of them is the top group.
+    pub reaches_top: bool,
+    pub params: HierParams,
+}
+
+/// Topology-file problems already reported by this process (one message per
+/// file, not one per communicator).
+static REPORTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn report_once(me: usize, key: &str, message: &str) {
+    if me != 0 {
+        return; // every process finds the same problem: one says it
+    }
+    let mut seen = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.get_or_insert_with(HashSet::new).insert(key.to_owned()) {
+        warn!("{message}");
+    }
+}
+
+/// Builds the plan; `Err` says why the communicator gets no hierarchy (all
+/// processes agree on the outcome).
+pub fn build(
+    comm: Comm,
+    module: Module,
+    me: usize,
+    p: usize,
+    params: HierParams,
+    label: &str,
+) -> Result<HierPlan, String> {
+    let levels = LevelSelection::parse(&params.levels).unwrap_or_else(|e| {
+        report_once(
+            me,
+            &params.levels,
+            &format!("coll_sharm_hierarchy_levels: {e}; using all levels"),
+        );
+        LevelSelection::all()
+    });
+    let nodes: Vec<String> = match params.virtual_node_size {
+        Some(k) => virtual_node_names(p, k),
+        None => (0..p)
+            .map(|r| comm.hostname(r).unwrap_or_default())
+            .collect(),
+    };
+    let mut procs: Vec<ProcInfo> = nodes
+        .into_iter()
+        .enumerate()
+        .map(|(r, node)| {
+            ProcInfo::new(
+                node,
+                comm.locality(r).and_then(|s| Locality::parse(&s).ok()),
+            )
+        })
+        .collect();
+    let local_ok = procs.iter().all(|p| !p.node.is_empty());
+    if procs.iter().all(|p| p.locality.is_none()) {
+        debug!("{label}: processes are not bound (no locality strings): no groups below the node level");
+    }
+    // Network levels: every process must have read the same file.
+    let mut switch_levels = 0;
+    if let Some(path) = &params.topology_file {
+        match parse_topology_file(path)
+            .and_then(|file| attach_switch_paths(&mut procs, &file).map(|_| file.switch_levels()))
+        {
+            Ok(n) => switch_levels = n,
+            Err(e) => {
+                report_once(
+                    me,
+                    path,
+                    &format!("topology file {e}; network levels dropped"),
+                );
+                for p in procs.iter_mut() {
+                    p.switches = None;
+                }
+            }
+        }
+    }
+    let agreed = module.agree_min(i32::from(local_ok), comm);
+    if agreed != Some(1) {
+        return Err("node names are not known on every process".into());
+    }
+    let hierarchy = Hierarchy::build(&procs, &levels.resolve(switch_levels));
+    let text = hierarchy.render_text();
+    // Every process must have built the same groups (same parameters, same
+    // topology file): compare a digest of the rendering.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    let digest = (hasher.finish() & 0x3fff_ffff) as i32;
+    let low = module.agree_min(digest, comm);
+    let high = module.agree_min(-digest, comm).map(|v| -v);
+    if low != Some(digest) || high != Some(digest) {
+        return Err(
+            "processes built different groups (differing parameters or topology files?)".into(),
+        );
+    }
+    if me == 0 {
+        info!("{label}: hierarchy\n{text}");
+        if let Some(path) = &params.dot_file {
+            let file = format!(
+                "{path}.{}",
+                label.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+            );
+            if let Err(e) = std::fs::write(&file, hierarchy.render_dot()) {
+                warn!("cannot write {file}: {e}");
+            }
+        }
+    }
+    let root_group = hierarchy.root_group().map(<[usize]>::to_vec);
+    let chain: Vec<Vec<usize>> = hierarchy
+        .groups_of(me)
+        .into_iter()
+        .map(|(_, g)| g.to_vec())
+        .collect();
+    let reaches_top = root_group.is_some() && chain.last() == root_group.as_ref();
+    Ok(HierPlan {
+        chain,
+        reaches_top,
+        params,
+    })
+}
