@@ -174,6 +174,18 @@ fn job_pids(stdout: &str) -> BTreeSet<u32> {
 /// Runs the checker under mpirun and returns stdout + stderr; panics (with
 /// the command line and the whole output) unless it succeeded.
 fn mpirun(np: usize, scenarios: &str, mca: &[(&str, &str)], args: &[&str]) -> String {
+    launch(np, scenarios, mca, args, true)
+}
+
+/// `mpirun`, or with `succeed` false: the job must fail (not time out).
+/// Either way no shared-memory file of the job's processes may remain.
+fn launch(
+    np: usize,
+    scenarios: &str,
+    mca: &[(&str, &str)],
+    args: &[&str],
+    succeed: bool,
+) -> String {
     let setup = setup();
     let _one_at_a_time = MPIRUN
         .lock()
@@ -254,9 +266,18 @@ fn mpirun(np: usize, scenarios: &str, mca: &[(&str, &str)], args: &[&str]) -> St
         "{}",
         report("mpirun was killed after the timeout")
     );
-    assert!(out.status.success(), "{}", report("the MPI job failed"));
-    let summary = format!("sharm_check: OK np={np} scenarios={scenarios} ");
-    assert!(text.contains(&summary), "{}", report("no summary line"));
+    if succeed {
+        assert!(out.status.success(), "{}", report("the MPI job failed"));
+        let summary = format!("sharm_check: OK np={np} scenarios={scenarios} ");
+        assert!(text.contains(&summary), "{}", report("no summary line"));
+    } else {
+        assert!(
+            !out.status.success(),
+            "{}",
+            report("the MPI job should fail")
+        );
+        assert!(!pids.is_empty(), "{}", report("the job did not start"));
+    }
     assert!(
         leftovers.is_empty(),
         "{}",
@@ -546,6 +567,20 @@ fn np3_small_geometry_packed() {
 }
 
 // ---- nothing left behind ----
+
+/// A process dies while the others wait in a served Bcast: the job ends and
+/// leaves no segment behind (names are unlinked once all attached).
+#[test]
+fn np2_crash_leaves_nothing() {
+    let out = launch(2, "crash", &[], &[], false);
+    assert!(out.contains("crashing rank 1 on purpose"), "{out}");
+}
+
+#[test]
+fn np4_crash_leaves_nothing() {
+    let out = launch(4, "crash", &[], &[], false);
+    assert!(out.contains("crashing rank 3 on purpose"), "{out}");
+}
 
 /// No `/dev/shm/sharm-<pid>-*` whose creating process is gone (a segment
 /// that outlived its job; every run also checks its own processes' files).

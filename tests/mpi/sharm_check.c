@@ -22,6 +22,8 @@
  *              (sharm must hand it to the next component).
  *   packed     Bcast of datatypes with a gap inside each element (MPI_SHORT_INT,
  *              struct {int8; int32}): packed elements straddle fragments.
+ *   crash      the last rank aborts while the others wait in a Bcast (the job
+ *              must fail, end, and leave no shared-memory files).
  *
  * Options:
  *   --f BYTES        sharm's fragment size (coll_sharm_fragment_size) [8192]
@@ -1537,6 +1539,32 @@ static void scenario_unservable(void)
     cinfo_free(&w);
 }
 
+/* Sets up segments on two communicators, then the last rank dies (SIGABRT)
+ * while the others wait in a Bcast: the job must end (mpirun kills the
+ * waiting processes) and leave nothing in /dev/shm.  Never returns. */
+static void scenario_crash(void)
+{
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_CHECK(MPI_Comm_set_name(dup, "dup-of-world"));
+    struct cinfo cs[2] = {cinfo_of(MPI_COMM_WORLD), cinfo_of(dup)};
+    for (int k = 0; k < 20; ++k) {
+        mixed_call(&cs[k & 1], mix64((uint64_t) k + 7), 100000, (uint64_t) k + 8000000);
+    }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (w_rank == 0) {
+        printf("sharm_check: crashing rank %d on purpose\n", w_size - 1);
+        fflush(stdout);
+    }
+    if (w_rank == w_size - 1) {
+        abort();
+    }
+    static char buf[1 << 20];
+    snprintf(ctx, sizeof(ctx), "MPI_Bcast from the crashed rank");
+    MPI_Bcast(buf, sizeof(buf), MPI_BYTE, w_size - 1, MPI_COMM_WORLD);
+    die("the Bcast from a crashed rank returned");
+}
+
 /* ------------------------------------------------------------------------ */
 
 static long parse_num(const char *opt, const char *s)
@@ -1617,6 +1645,7 @@ int main(int argc, char **argv)
         else if (!strcmp(s, "stress")) scenario_stress();
         else if (!strcmp(s, "unservable")) scenario_unservable();
         else if (!strcmp(s, "packed")) scenario_packed();
+        else if (!strcmp(s, "crash")) scenario_crash();
         else die("unknown scenario '%s'", s);
         snprintf(ctx, sizeof(ctx), "end of scenario");
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));

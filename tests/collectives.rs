@@ -1,0 +1,466 @@
+//! MPI correctness tests of sharm's collectives other than Bcast and Reduce
+//! (Barrier, Gather(v), Scatter(v), Allgather(v), Alltoall(v),
+//! Reduce_scatter(_block), Scan, Exscan, and Allreduce under its
+//! `allgather` and `reduce_scatter_allgather` algorithms), under `mpirun`.
+//!
+//! The checks live in `tests/mpi/collectives_check.c` (compiled once per test
+//! process into `target/collectives-tests/`); every `#[test]` is one mpirun
+//! of it with a list of scenarios and MCA parameters, and asserts that it
+//! exits 0 with its summary line and leaves no `/dev/shm/sharm-<pid>-*` of
+//! its processes behind.  The C side checks every result against values it
+//! computes itself and the MPI_T counters `coll_sharm_<op>_served` /
+//! `_fallbacks` around every call.
+//!
+//! Needs `cargo build --release` first: the plugin under test is
+//! `target/release/libmca_coll_sharm.so` (or `$SHARM_PLUGIN`), copied to
+//! `target/collectives-tests/components/mca_coll_sharm.so`.  One mpirun at a
+//! time (a global lock), each under `timeout -s KILL 300`.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Instant, SystemTime};
+
+const OMPI_COMPONENTS: &str = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
+const TIMEOUT: &str = "300";
+/// The C program aborts itself, naming the pending call, after this long.
+const ALARM: &str = "200";
+const PROGRAM: &str = "collectives_check";
+
+/// Every scenario but `allreduce` (run under the forced algorithms below).
+const ALL: &str = "gather,scatter,allgather,alltoall,redscat,scan,big,comms,barrier";
+
+static MPIRUN: Mutex<()> = Mutex::new(());
+static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `target/` of this build (the test binary is target/<profile>/deps/…).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "deps"))
+        .and_then(|deps| deps.parent()?.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| repo().join("target"))
+}
+
+fn mtime(p: &Path) -> std::io::Result<SystemTime> {
+    fs::metadata(p)?.modified()
+}
+
+/// The newest modification time of any file under `dir`, and that file.
+fn newest(dir: &Path) -> Option<(SystemTime, PathBuf)> {
+    let mut best: Option<(SystemTime, PathBuf)> = None;
+    for entry in fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let found = if path.is_dir() {
+            newest(&path)
+        } else {
+            mtime(&path).ok().map(|t| (t, path))
+        };
+        if let Some(f) = found {
+            if best.as_ref().is_none_or(|b| f.0 > b.0) {
+                best = Some(f);
+            }
+        }
+    }
+    best
+}
+
+/// Writes `dst` through a temporary file and a rename.
+fn replace(dst: &Path, make: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    let tmp = dst.with_extension(format!("tmp{}", std::process::id()));
+    make(&tmp)?;
+    fs::rename(&tmp, dst).map_err(|e| format!("rename {}: {e}", dst.display()))
+}
+
+/// The component directory and the compiled checker.
+fn prepare() -> Result<(PathBuf, PathBuf), String> {
+    let (plugin, check_age) = match std::env::var_os("SHARM_PLUGIN") {
+        Some(p) => (PathBuf::from(p), false),
+        None => (target_dir().join("release/libmca_coll_sharm.so"), true),
+    };
+    let built = mtime(&plugin).map_err(|e| {
+        format!(
+            "{}: {e}: run `cargo build --release` first",
+            plugin.display()
+        )
+    })?;
+    for dir in ["src", "ompi-glue"] {
+        match newest(&repo().join(dir)) {
+            Some((t, file)) if check_age && t > built => {
+                return Err(format!(
+                    "{} is older than {}: run `cargo build --release` first",
+                    plugin.display(),
+                    file.display()
+                ))
+            }
+            _ => {}
+        }
+    }
+    let work = target_dir().join("collectives-tests");
+    let components = work.join("components");
+    fs::create_dir_all(&components).map_err(|e| format!("{}: {e}", components.display()))?;
+    replace(&components.join("mca_coll_sharm.so"), |tmp| {
+        fs::copy(&plugin, tmp)
+            .map(drop)
+            .map_err(|e| format!("copy {}: {e}", plugin.display()))
+    })?;
+    let source = repo().join("tests/mpi").join(format!("{PROGRAM}.c"));
+    let program = work.join(PROGRAM);
+    replace(&program, |tmp| {
+        let out = Command::new("mpicc.openmpi")
+            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(tmp)
+            .arg(&source)
+            .output()
+            .map_err(|e| format!("cannot run mpicc.openmpi: {e}"))?;
+        if out.status.success() && out.stderr.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "mpicc.openmpi {} failed or warned:\n{}",
+                source.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    })?;
+    Ok((components, program))
+}
+
+/// `/dev/shm/sharm-<pid>-*` of the given processes.
+fn shm_files_of(pids: &BTreeSet<u32>) -> Vec<String> {
+    let Ok(dir) = fs::read_dir("/dev/shm") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            name.strip_prefix("sharm-")
+                .and_then(|rest| rest.split('-').next()?.parse::<u32>().ok())
+                .is_some_and(|pid| pids.contains(&pid))
+        })
+        .collect()
+}
+
+/// Runs the checker on `np` processes; panics with the command and the whole
+/// output unless it succeeded.  Returns the output.
+fn mpirun(np: usize, scenarios: &str, mca: &[(&str, &str)], args: &[&str]) -> String {
+    let (components, program) = match SETUP.get_or_init(prepare) {
+        Ok(s) => s,
+        Err(e) => panic!("setup failed: {e}"),
+    };
+    let _one_at_a_time = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let path = format!("{}:{OMPI_COMPONENTS}", components.display());
+    let np_s = np.to_string();
+    let mut argv: Vec<String> = [
+        "-s",
+        "KILL",
+        TIMEOUT,
+        "mpirun.openmpi",
+        "--allow-run-as-root",
+    ]
+    .map(String::from)
+    .to_vec();
+    if np > 2 {
+        argv.push("--oversubscribe".into());
+    }
+    let fixed = [
+        "-np",
+        &np_s,
+        "--mca",
+        "mca_base_component_path",
+        &path,
+        "--mca",
+        "coll_sharm_priority",
+        "100",
+        "--mca",
+        "op",
+        "^avx",
+    ];
+    argv.extend(fixed.map(String::from));
+    for (k, v) in mca {
+        argv.extend(["--mca", k, v].map(String::from));
+    }
+    argv.push(program.display().to_string());
+    argv.push(scenarios.into());
+    argv.extend(["--alarm", ALARM].map(String::from));
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let shown = format!("timeout {}", argv.join(" "));
+
+    let mut cmd = Command::new("timeout");
+    cmd.args(&argv)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("OMPI_MCA_") {
+            cmd.env_remove(key);
+        }
+    }
+    let started = Instant::now();
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start `{shown}`: {e}"));
+    let group = child.id();
+    let out = child.wait_with_output().expect("wait for mpirun");
+    let secs = started.elapsed().as_secs_f64();
+    let killed = out.status.signal() == Some(9) || out.status.code() == Some(137);
+    if killed {
+        // Whatever is left of the job, in its own process group.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{group}")])
+            .status();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let pids: BTreeSet<u32> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("{PROGRAM}: start ")))
+        .filter_map(|l| l.split("pids=").nth(1))
+        .flat_map(|p| p.split(',').filter_map(|x| x.trim().parse().ok()))
+        .collect();
+    let leftovers = shm_files_of(&pids);
+    for f in &leftovers {
+        let _ = fs::remove_file(Path::new("/dev/shm").join(f));
+    }
+    let report = |why: &str| {
+        format!(
+            "{why}\ncommand: {shown}\nstatus: {:?} after {secs:.1} s\n---- stdout ----\n{stdout}---- stderr ----\n{stderr}",
+            out.status
+        )
+    };
+    assert!(!killed, "{}", report("killed after the timeout"));
+    assert!(out.status.success(), "{}", report("the MPI job failed"));
+    let summary = format!("{PROGRAM}: OK np={np} scenarios={scenarios} ");
+    assert!(stdout.contains(&summary), "{}", report("no summary line"));
+    assert!(
+        leftovers.is_empty(),
+        "{}",
+        report(&format!("left in /dev/shm: {leftovers:?}"))
+    );
+    eprintln!("{shown}: {secs:.1} s");
+    stdout
+}
+
+/// The counters of the summary line (calls checked, served, fallbacks).
+fn totals(out: &str) -> (u64, u64, u64) {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{PROGRAM}: OK ")))
+        .expect("summary line");
+    let get = |key: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {line}"))
+    };
+    (get("calls="), get("served="), get("fallbacks="))
+}
+
+// ---- every scenario, default parameters ----
+
+#[test]
+fn np1_all() {
+    // A one-process MPI_COMM_WORLD is not sharm's: nothing is counted.
+    let (calls, served, fallbacks) = totals(&mpirun(1, ALL, &[], &[]));
+    assert!(calls > 0 && served == 0 && fallbacks == 0);
+}
+
+#[test]
+fn np2_all() {
+    let (_, served, _) = totals(&mpirun(2, ALL, &[], &[]));
+    assert!(served > 0);
+}
+
+#[test]
+fn np3_all() {
+    mpirun(3, ALL, &[], &[]);
+}
+
+#[test]
+fn np4_all() {
+    mpirun(4, ALL, &[], &[]);
+}
+
+#[test]
+fn np6_all() {
+    mpirun(6, ALL, &[], &[]);
+}
+
+// ---- Allreduce under the two newer algorithms ----
+
+fn allreduce(np: usize, alg: &str) {
+    let mca = [("coll_sharm_allreduce_algorithm", alg)];
+    mpirun(np, "allreduce,comms", &mca, &[]);
+}
+
+#[test]
+fn np2_allreduce_allgather() {
+    allreduce(2, "allgather");
+}
+
+#[test]
+fn np3_allreduce_allgather() {
+    allreduce(3, "allgather");
+}
+
+#[test]
+fn np4_allreduce_allgather() {
+    allreduce(4, "allgather");
+}
+
+#[test]
+fn np6_allreduce_allgather() {
+    allreduce(6, "allgather");
+}
+
+#[test]
+fn np2_allreduce_reduce_scatter_allgather() {
+    allreduce(2, "reduce_scatter_allgather");
+}
+
+#[test]
+fn np3_allreduce_reduce_scatter_allgather() {
+    allreduce(3, "reduce_scatter_allgather");
+}
+
+#[test]
+fn np4_allreduce_reduce_scatter_allgather() {
+    allreduce(4, "reduce_scatter_allgather");
+}
+
+#[test]
+fn np6_allreduce_reduce_scatter_allgather() {
+    allreduce(6, "reduce_scatter_allgather");
+}
+
+// ---- small geometries: many fragments, queue wrap-around ----
+
+fn geometry(np: usize, s: &str, f: &str, alg: &str, big: &str) {
+    let mca = [
+        ("coll_sharm_queue_slots", s),
+        ("coll_sharm_fragment_size", f),
+        ("coll_sharm_allreduce_algorithm", alg),
+    ];
+    let all = format!("{ALL},allreduce");
+    mpirun(np, &all, &mca, &["--s", s, "--f", f, "--big", big]);
+}
+
+#[test]
+fn np2_slots2_fragment64() {
+    geometry(2, "2", "64", "reduce_scatter_allgather", "1048576");
+}
+
+#[test]
+fn np3_slots2_fragment64() {
+    geometry(3, "2", "64", "allgather", "262144");
+}
+
+#[test]
+fn np4_slots2_fragment64() {
+    geometry(4, "2", "64", "reduce_scatter_allgather", "262144");
+}
+
+#[test]
+fn np3_slots4_fragment128() {
+    geometry(3, "4", "128", "reduce_scatter_allgather", "1048576");
+}
+
+#[test]
+fn np4_slots4_fragment128() {
+    geometry(4, "4", "128", "allgather", "1048576");
+}
+
+// ---- Barrier algorithms ----
+
+fn barrier(np: usize, alg: &str, radix: &str) {
+    let mca = [
+        ("coll_sharm_barrier_algorithm", alg),
+        ("coll_sharm_knomial_radix", radix),
+    ];
+    mpirun(np, "barrier", &mca, &["--iters", "1000"]);
+}
+
+#[test]
+fn np2_barrier_linear() {
+    barrier(2, "linear", "2");
+}
+
+#[test]
+fn np2_barrier_knomial() {
+    barrier(2, "knomial", "2");
+}
+
+#[test]
+fn np3_barrier_linear() {
+    barrier(3, "linear", "2");
+}
+
+#[test]
+fn np3_barrier_knomial() {
+    barrier(3, "knomial", "2");
+}
+
+#[test]
+fn np4_barrier_linear() {
+    barrier(4, "linear", "2");
+}
+
+#[test]
+fn np4_barrier_knomial() {
+    barrier(4, "knomial", "2");
+}
+
+#[test]
+fn np6_barrier_linear() {
+    barrier(6, "linear", "2");
+}
+
+#[test]
+fn np6_barrier_knomial_radix3() {
+    barrier(6, "knomial", "3");
+}
+
+// ---- forced fallback: right answers, every call handed over and counted ----
+
+#[test]
+fn np3_fallback_max_message_size() {
+    let mca = [("coll_sharm_max_message_size", "1")];
+    let (_, _, fallbacks) = totals(&mpirun(3, ALL, &mca, &["--expect", "max1"]));
+    assert!(fallbacks > 0);
+}
+
+#[test]
+fn np4_fallback_shared_memory_budget() {
+    let mca = [("coll_sharm_shared_memory_budget", "1")];
+    let out = mpirun(4, ALL, &mca, &["--expect", "budget1"]);
+    let (_, served, fallbacks) = totals(&out);
+    // Only calls with nothing to move may count as served without a segment.
+    assert!(fallbacks > 0 && served < fallbacks / 4, "{out}");
+}
+
+/// No `/dev/shm/sharm-<pid>-*` whose process is gone.
+#[test]
+fn no_stale_shared_memory_files() {
+    let _one_at_a_time = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let stale: Vec<String> = fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|name| {
+                    name.strip_prefix("sharm-")
+                        .and_then(|rest| rest.split('-').next()?.parse::<u32>().ok())
+                        .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(stale.is_empty(), "stale sharm segments: {stale:?}");
+}
