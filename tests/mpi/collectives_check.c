@@ -64,7 +64,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SENT 0xA5 /* initial value of every byte nobody should write */
+#define SENT 0xA5 /* initial value of every receive-buffer byte nobody should write */
+#define SEND_BG 0x3C /* gaps and padding of send buffers: copying them is seen */
 #define GUARD 64  /* sentinel bytes after every buffer */
 
 /* ------------------------------------------------------------------------ */
@@ -391,15 +392,16 @@ struct buf {
     const char *what;
 };
 
-static void buf_init(struct buf *b, const struct mtype *t, size_t nelem, const char *what)
+/* bg: the bytes outside the data (SEND_BG in send buffers, else SENT). */
+static void buf_init(struct buf *b, const struct mtype *t, size_t nelem, int bg, const char *what)
 {
     b->t = t;
     b->nelem = nelem;
     b->bytes = nelem * (size_t) t->extent;
     b->reg = xmalloc(b->bytes + GUARD);
     b->img = xmalloc(b->bytes + GUARD);
-    memset(b->reg, SENT, b->bytes + GUARD);
-    memset(b->img, SENT, b->bytes + GUARD);
+    memset(b->reg, bg, b->bytes + GUARD);
+    memset(b->img, bg, b->bytes + GUARD);
     b->blk = NULL;
     b->nblk = b->cap = 0;
     b->what = what;
@@ -525,9 +527,9 @@ static void t_gather(const struct cx *c, const struct pair *pr, size_t units, in
     setctx(c, C_GATHER, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=%d%s", st->name, sn,
            rt->name, rn, root, ip_str(in_place));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, "send buffer (must stay unchanged)");
+    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
     if (!ip) buf_put(&sb, 0, sn, stream(seed, me, root), me, TO_BOTH);
-    buf_init(&rb, rt, rn * (size_t) p, isroot ? "receive buffer" : "non-root receive buffer (must stay untouched)");
+    buf_init(&rb, rt, rn * (size_t) p, SENT, isroot ? "receive buffer" : "non-root receive buffer (must stay untouched)");
     for (int j = 0; isroot && j < p; ++j) {
         buf_put(&rb, (size_t) j * rn, rn, stream(seed, j, root), j, ip && j == me ? TO_BOTH : TO_IMG);
     }
@@ -554,9 +556,9 @@ static void t_gatherv(const struct cx *c, const struct pair *pr, size_t units, i
     setctx(c, C_GATHERV, "sendtype=%s sendcount=%zu recvtype=%s recvcounts=%s displs=%s root=%d%s", st->name,
            sn, rt->name, ints(rc, p), ints(dis, p), root, ip_str(in_place));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, "send buffer (must stay unchanged)");
+    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
     if (!ip) buf_put(&sb, 0, sn, stream(seed, me, root), me, TO_BOTH);
-    buf_init(&rb, rt, isroot ? total : 4, isroot ? "receive buffer" : "non-root receive buffer (must stay untouched)");
+    buf_init(&rb, rt, isroot ? total : 4, SENT, isroot ? "receive buffer" : "non-root receive buffer (must stay untouched)");
     for (int j = 0; isroot && j < p; ++j) {
         buf_put(&rb, (size_t) dis[j], (size_t) rc[j], stream(seed, j, root), j, ip && j == me ? TO_BOTH : TO_IMG);
     }
@@ -582,10 +584,10 @@ static void t_scatter(const struct cx *c, const struct pair *pr, size_t units, i
     setctx(c, C_SCATTER, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=%d%s", st->name, sn,
            rt->name, rn, root, ip_str(in_place));
     struct buf sb, rb;
-    buf_init(&sb, st, sn * (size_t) p, isroot ? "send buffer (must stay unchanged)"
+    buf_init(&sb, st, sn * (size_t) p, SEND_BG, isroot ? "send buffer (must stay unchanged)"
                                               : "non-root send buffer (must stay untouched)");
     for (int j = 0; isroot && j < p; ++j) buf_put(&sb, (size_t) j * sn, sn, stream(seed, root, j), root, TO_BOTH);
-    buf_init(&rb, rt, ip ? 0 : rn, "receive buffer");
+    buf_init(&rb, rt, ip ? 0 : rn, SENT, "receive buffer");
     if (!ip) buf_put(&rb, 0, rn, stream(seed, root, me), root, TO_IMG);
     enum ex e = expect(c, (long long) (units * unit_bytes(pr) * (size_t) p), 1);
     struct snap s = pv_snap(C_SCATTER);
@@ -610,10 +612,10 @@ static void t_scatterv(const struct cx *c, const struct pair *pr, size_t units, 
     setctx(c, C_SCATTERV, "sendtype=%s sendcounts=%s displs=%s recvtype=%s recvcount=%zu root=%d%s", st->name,
            ints(sc, p), ints(dis, p), rt->name, rn, root, ip_str(in_place));
     struct buf sb, rb;
-    buf_init(&sb, st, isroot ? total : 4, isroot ? "send buffer (must stay unchanged)"
+    buf_init(&sb, st, isroot ? total : 4, SEND_BG, isroot ? "send buffer (must stay unchanged)"
                                                  : "non-root send buffer (must stay untouched)");
     for (int j = 0; isroot && j < p; ++j) buf_put(&sb, (size_t) dis[j], (size_t) sc[j], stream(seed, root, j), root, TO_BOTH);
-    buf_init(&rb, rt, ip ? 0 : rn, "receive buffer");
+    buf_init(&rb, rt, ip ? 0 : rn, SENT, "receive buffer");
     if (!ip) buf_put(&rb, 0, rn, stream(seed, root, me), root, TO_IMG);
     enum ex e = expect(c, -1, 1);
     struct snap s = pv_snap(C_SCATTERV);
@@ -636,9 +638,9 @@ static void t_allgather(const struct cx *c, const struct pair *pr, size_t units,
     setctx(c, C_ALLGATHER, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=-%s", st->name, sn,
            rt->name, rn, ip_str(ip));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, "send buffer (must stay unchanged)");
+    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
     if (!ip) buf_put(&sb, 0, sn, stream(seed, me, -1), me, TO_BOTH);
-    buf_init(&rb, rt, rn * (size_t) p, "receive buffer");
+    buf_init(&rb, rt, rn * (size_t) p, SENT, "receive buffer");
     for (int j = 0; j < p; ++j) buf_put(&rb, (size_t) j * rn, rn, stream(seed, j, -1), j, ip && j == me ? TO_BOTH : TO_IMG);
     enum ex e = expect(c, (long long) (units * unit_bytes(pr) * (size_t) p), 1);
     struct snap s = pv_snap(C_ALLGATHER);
@@ -666,9 +668,9 @@ static void t_allgatherv(const struct cx *c, const struct pair *pr, size_t units
     setctx(c, C_ALLGATHERV, "sendtype=%s sendcount=%zu recvtype=%s recvcounts=%s displs=%s root=-%s", st->name,
            sn, rt->name, ints(rc, p), ints(dis, p), ip_str(ip));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, "send buffer (must stay unchanged)");
+    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
     if (!ip) buf_put(&sb, 0, sn, stream(seed, me, -1), me, TO_BOTH);
-    buf_init(&rb, rt, total, "receive buffer");
+    buf_init(&rb, rt, total, SENT, "receive buffer");
     for (int j = 0; j < p; ++j) {
         buf_put(&rb, (size_t) dis[j], (size_t) rc[j], stream(seed, j, -1), j, ip && j == me ? TO_BOTH : TO_IMG);
     }
@@ -693,9 +695,9 @@ static void t_alltoall(const struct cx *c, const struct pair *pr, size_t units, 
     setctx(c, C_ALLTOALL, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=-%s", st->name, sn,
            rt->name, rn, ip_str(ip));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn * (size_t) p, "send buffer (must stay unchanged)");
+    buf_init(&sb, st, ip ? 0 : sn * (size_t) p, SEND_BG, "send buffer (must stay unchanged)");
     for (int d = 0; !ip && d < p; ++d) buf_put(&sb, (size_t) d * sn, sn, stream(seed, me, d), me, TO_BOTH);
-    buf_init(&rb, rt, rn * (size_t) p, "receive buffer");
+    buf_init(&rb, rt, rn * (size_t) p, SENT, "receive buffer");
     for (int j = 0; j < p; ++j) {
         buf_put(&rb, (size_t) j * rn, rn, stream(seed, j, me), j, TO_IMG);
         if (ip) buf_put(&rb, (size_t) j * rn, rn, stream(seed, me, j), me, TO_REG); /* what I send to j */
@@ -737,9 +739,9 @@ static void t_alltoallv(const struct cx *c, const struct pair *pr, size_t units,
     setctx(c, C_ALLTOALLV, "sendtype=%s sendcounts=%s sdispls=%s recvtype=%s recvcounts=%s rdispls=%s root=-%s",
            st->name, ints(sc, p), ints(sd, p), rt->name, ints(rc, p), ints(rd, p), ip_str(ip));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : stotal, "send buffer (must stay unchanged)");
+    buf_init(&sb, st, ip ? 0 : stotal, SEND_BG, "send buffer (must stay unchanged)");
     for (int d = 0; !ip && d < p; ++d) buf_put(&sb, (size_t) sd[d], (size_t) sc[d], stream(seed, me, d), me, TO_BOTH);
-    buf_init(&rb, rt, rtotal, "receive buffer");
+    buf_init(&rb, rt, rtotal, SENT, "receive buffer");
     for (int j = 0; j < p; ++j) {
         buf_put(&rb, (size_t) rd[j], (size_t) rc[j], stream(seed, j, me), j, TO_IMG);
         if (ip) buf_put(&rb, (size_t) rd[j], (size_t) rc[j], stream(seed, me, j), me, TO_REG);
@@ -1055,10 +1057,10 @@ static void check_same(const unsigned char *got, const unsigned char *was, size_
     die("%s: index %zu (byte %zu): expected 0x%02x (unchanged), got 0x%02x", what, o / ext, o, was[o], got[o]);
 }
 
-static unsigned char *rbuf_new(size_t bytes)
+static unsigned char *rbuf_new(size_t bytes, int bg)
 {
     unsigned char *b = xmalloc(bytes + GUARD);
-    memset(b, SENT, bytes + GUARD);
+    memset(b, bg, bytes + GUARD);
     return b;
 }
 
@@ -1089,7 +1091,7 @@ static void t_reduce_scatter(const struct cx *c, const struct combo *cb, size_t 
         setctx(c, op, "datatype=%s op=%s recvcounts=%s root=-%s", rty[cb->t].name, op_name[cb->o], ints(rc, p),
                ip_str(ip));
     }
-    unsigned char *sb = rbuf_new(total * ext), *rb = rbuf_new((ip ? total : mine) * ext);
+    unsigned char *sb = rbuf_new(total * ext, SEND_BG), *rb = rbuf_new((ip ? total : mine) * ext, SENT);
     rgen(cb->t, cb->o, ip ? rb : sb, 0, total, seed, me);
     unsigned char *sb0 = dup_bytes(sb, total * ext + GUARD);
     enum ex e = expect(c, (long long) (total * rsize(cb->t)), cb->served);
@@ -1121,7 +1123,7 @@ static void t_prefix(const struct cx *c, const struct combo *cb, enum coll kind,
     const int me = c->rank, p = c->size;
     const size_t ext = rty[cb->t].ext, bytes = n * ext;
     setctx(c, kind, "datatype=%s op=%s count=%zu root=-%s", rty[cb->t].name, op_name[cb->o], n, ip_str(ip));
-    unsigned char *sb = rbuf_new(bytes), *rb = rbuf_new(bytes);
+    unsigned char *sb = rbuf_new(bytes, SEND_BG), *rb = rbuf_new(bytes, SENT);
     rgen(cb->t, cb->o, ip ? rb : sb, 0, n, seed, me);
     unsigned char *sb0 = dup_bytes(sb, bytes + GUARD), *rb0 = dup_bytes(rb, bytes + GUARD);
     enum ex e = expect(c, (long long) (n * rsize(cb->t)), cb->served);
