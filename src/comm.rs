@@ -23,6 +23,31 @@ use crate::wait::Waiter;
 /// Bytes of shared segments this process is attached to (for the budget).
 static ATTACHED_BYTES: AtomicU64 = AtomicU64::new(0);
 
+/// The collective exchanges a segment's creation needs, among the processes
+/// that will share it: the component below sharm for a whole communicator,
+/// point-to-point messages for a hierarchy's group.
+pub trait Bootstrap {
+    /// Every process gets index 0's bytes.
+    fn bcast_bytes(&self, buf: &mut [u8]) -> bool;
+    /// Every process learns the minimum of `value`.
+    fn agree_min(&self, value: i32) -> Option<i32>;
+}
+
+/// Bootstrap of a whole communicator through the component below sharm.
+pub struct PrevComponent {
+    pub module: Module,
+    pub comm: Comm,
+}
+
+impl Bootstrap for PrevComponent {
+    fn bcast_bytes(&self, buf: &mut [u8]) -> bool {
+        self.module.bcast_bytes(buf, 0, self.comm)
+    }
+    fn agree_min(&self, value: i32) -> Option<i32> {
+        self.module.agree_min(value, self.comm)
+    }
+}
+
 /// A cache-line aligned scratch buffer of the largest fragment (s·f bytes).
 pub struct Scratch {
     ptr: *mut u8,
@@ -71,6 +96,123 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Creates and maps a segment shared by the `p` processes that `boot`
+    /// reaches (collective among them; `me` is this process's index), adopting
+    /// rank 0's parameters so that all processes choose the same algorithms.
+    pub fn establish(
+        boot: &dyn Bootstrap,
+        me: usize,
+        p: usize,
+        label: &str,
+    ) -> Result<Shared, String> {
+        // 1. Agree on parameters: rank 0's win.
+        let mut raw = ffi::params();
+        // SAFETY: RawParams is plain old data; viewed as bytes for the exchange.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                &mut raw as *mut RawParams as *mut u8,
+                std::mem::size_of::<RawParams>(),
+            )
+        };
+        if !boot.bcast_bytes(bytes) {
+            return Err("parameter exchange failed".into());
+        }
+        let params = Params::from_raw(raw);
+        let layout = Layout::new(p, params.queue_slots, params.fragment_size);
+
+        // 2. Everybody checks the layout and its budget.
+        let local = match &layout {
+            Ok(l) => {
+                let attached = ATTACHED_BYTES.load(Ordering::Relaxed);
+                if attached + l.total as u64 > params.shared_memory_budget {
+                    info!("{}: segment of {} bytes would exceed coll_sharm_shared_memory_budget={} ({attached} in use)", label, l.total, params.shared_memory_budget);
+                    0
+                } else {
+                    1
+                }
+            }
+            Err(_) => 0,
+        };
+        if boot.agree_min(local) != Some(1) {
+            return Err(match layout {
+                Err(e) => format!("invalid geometry: {e}"),
+                Ok(l) => format!("a process cannot afford a segment of {} bytes (coll_sharm_shared_memory_budget)", l.total),
+            });
+        }
+        let layout = layout.expect("agreed valid");
+
+        // 3. Rank 0 creates; the name travels through the previous component.
+        let mut name_buf = [0u8; NAME_BYTES];
+        let mut created = None;
+        if me == 0 {
+            match Segment::create(layout) {
+                Ok((seg, name)) => {
+                    name_buf[..name.len()].copy_from_slice(name.as_bytes());
+                    created = Some((seg, name));
+                }
+                Err(e) => warn!(
+                    "{}: cannot create a shared segment of {} bytes: {e}",
+                    label, layout.total
+                ),
+            }
+        }
+        if !boot.bcast_bytes(&mut name_buf) {
+            if let Some((_, name)) = &created {
+                segment::unlink(name);
+            }
+            return Err("name exchange failed".into());
+        }
+        let len = name_buf.iter().position(|&b| b == 0).unwrap_or(NAME_BYTES);
+        if len == 0 {
+            return Err("rank 0 could not create the segment".into());
+        }
+        let name = String::from_utf8_lossy(&name_buf[..len]).into_owned();
+
+        // 4. Everybody maps it and places its own queue; then all agree.
+        let mapped = match created {
+            Some((seg, _)) => Ok(seg),
+            None => Segment::open(&name, layout),
+        }
+        .and_then(|seg| seg.place_queue(&name, me).map(|_| seg));
+        if let Err(e) = &mapped {
+            warn!("{}: cannot attach segment {name}: {e}", label);
+        }
+        let all = boot.agree_min(mapped.is_ok() as i32);
+        // 5. Everybody has opened it (or failed): the name can go.
+        if me == 0 {
+            segment::unlink(&name);
+        }
+        if all != Some(1) {
+            return Err("a process could not attach the segment".into());
+        }
+        let segment = mapped.expect("agreed mapped");
+        ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
+        let waiter = Waiter {
+            progress: ffi::progress,
+            yield_early: ffi::oversubscribed(),
+        };
+        debug!(
+            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {})",
+            label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early
+        );
+        // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
+        // lives as long as `segment`, which `Shared` owns alongside `queues`.
+        let queues = unsafe { Queues::new(segment.base(), layout) };
+        Ok(Shared {
+            segment,
+            queues,
+            writer: Writer::new(me, layout.s, p),
+            waiter,
+            me,
+            p,
+            params,
+            last_op: 0,
+            last_barrier: 0,
+            scratch: Scratch::new(layout.f * layout.s),
+            kids: Vec::with_capacity(p),
+        })
+    }
+
     /// Number of the next collective phase; identical on every process.
     pub fn next_op(&mut self) -> u64 {
         self.last_op += 1;
@@ -311,7 +453,7 @@ impl CommState {
 
     /// The hierarchy of this communicator when its Bcast/Reduce/Allreduce
     /// go hierarchical (built at the first call; collective).
-    pub fn hierarchy(&mut self, module: Module, comm: Comm) -> Option<&HierPlan> {
+    pub fn hierarchy(&mut self, module: Module, comm: Comm) -> Option<&mut HierPlan> {
         if let HierStatus::NotYet(params) = &self.hier {
             self.hier = match hier_plan::build(
                 comm,
@@ -331,7 +473,7 @@ impl CommState {
                 }
             };
         }
-        match &self.hier {
+        match &mut self.hier {
             HierStatus::Ready(plan) => Some(plan),
             _ => None,
         }
@@ -361,7 +503,12 @@ impl CommState {
             return self.refuse(coll, "its processes are not all on this node".to_owned());
         }
         if matches!(self.status, Status::NotYet) {
-            self.status = match self.establish(module, comm) {
+            self.status = match Shared::establish(
+                &PrevComponent { module, comm },
+                self.rank,
+                self.size,
+                &self.label,
+            ) {
                 Ok(shared) => Status::Ready(Box::new(shared)),
                 Err(why) => {
                     warn!("communicator {}: no shared-memory segment ({why}); its collectives go to the next component", self.label);
@@ -408,116 +555,5 @@ impl CommState {
         );
         stats::fallback(coll);
         Decision::Fallback(why)
-    }
-
-    /// Creates and maps the segment on every process (collective), adopting
-    /// rank 0's parameters so that all processes choose the same algorithms.
-    fn establish(&mut self, module: Module, comm: Comm) -> Result<Shared, String> {
-        // 1. Agree on parameters: rank 0's win.
-        let mut raw = ffi::params();
-        // SAFETY: RawParams is plain old data; viewed as bytes for the exchange.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut(
-                &mut raw as *mut RawParams as *mut u8,
-                std::mem::size_of::<RawParams>(),
-            )
-        };
-        if !module.bcast_bytes(bytes, 0, comm) {
-            return Err("parameter exchange failed".into());
-        }
-        let params = Params::from_raw(raw);
-        let layout = Layout::new(self.size, params.queue_slots, params.fragment_size);
-
-        // 2. Everybody checks the layout and its budget.
-        let local = match &layout {
-            Ok(l) => {
-                let attached = ATTACHED_BYTES.load(Ordering::Relaxed);
-                if attached + l.total as u64 > params.shared_memory_budget {
-                    info!("{}: segment of {} bytes would exceed coll_sharm_shared_memory_budget={} ({attached} in use)", self.label, l.total, params.shared_memory_budget);
-                    0
-                } else {
-                    1
-                }
-            }
-            Err(_) => 0,
-        };
-        if module.agree_min(local, comm) != Some(1) {
-            return Err(match layout {
-                Err(e) => format!("invalid geometry: {e}"),
-                Ok(l) => format!("a process cannot afford a segment of {} bytes (coll_sharm_shared_memory_budget)", l.total),
-            });
-        }
-        let layout = layout.expect("agreed valid");
-
-        // 3. Rank 0 creates; the name travels through the previous component.
-        let mut name_buf = [0u8; NAME_BYTES];
-        let mut created = None;
-        if self.rank == 0 {
-            match Segment::create(layout) {
-                Ok((seg, name)) => {
-                    name_buf[..name.len()].copy_from_slice(name.as_bytes());
-                    created = Some((seg, name));
-                }
-                Err(e) => warn!(
-                    "{}: cannot create a shared segment of {} bytes: {e}",
-                    self.label, layout.total
-                ),
-            }
-        }
-        if !module.bcast_bytes(&mut name_buf, 0, comm) {
-            if let Some((_, name)) = &created {
-                segment::unlink(name);
-            }
-            return Err("name exchange failed".into());
-        }
-        let len = name_buf.iter().position(|&b| b == 0).unwrap_or(NAME_BYTES);
-        if len == 0 {
-            return Err("rank 0 could not create the segment".into());
-        }
-        let name = String::from_utf8_lossy(&name_buf[..len]).into_owned();
-
-        // 4. Everybody maps it and places its own queue; then all agree.
-        let mapped = match created {
-            Some((seg, _)) => Ok(seg),
-            None => Segment::open(&name, layout),
-        }
-        .and_then(|seg| seg.place_queue(&name, self.rank).map(|_| seg));
-        if let Err(e) = &mapped {
-            warn!("{}: cannot attach segment {name}: {e}", self.label);
-        }
-        let all = module.agree_min(mapped.is_ok() as i32, comm);
-        // 5. Everybody has opened it (or failed): the name can go.
-        if self.rank == 0 {
-            segment::unlink(&name);
-        }
-        if all != Some(1) {
-            return Err("a process could not attach the segment".into());
-        }
-        let segment = mapped.expect("agreed mapped");
-        ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
-        let waiter = Waiter {
-            progress: ffi::progress,
-            yield_early: ffi::oversubscribed(),
-        };
-        debug!(
-            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {})",
-            self.label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early
-        );
-        // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
-        // lives as long as `segment`, which `Shared` owns alongside `queues`.
-        let queues = unsafe { Queues::new(segment.base(), layout) };
-        Ok(Shared {
-            segment,
-            queues,
-            writer: Writer::new(self.rank, layout.s, self.size),
-            waiter,
-            me: self.rank,
-            p: self.size,
-            params,
-            last_op: 0,
-            last_barrier: 0,
-            scratch: Scratch::new(layout.f * layout.s),
-            kids: Vec::with_capacity(self.size),
-        })
     }
 }

@@ -4,9 +4,12 @@
 //! Every process knows its chain of groups, bottom-up: it is a member of each
 //! and the leader (lowest rank) of all but the last.  Rank 0 leads every group
 //! it is in, so it is the global leader.  No communicator is created for the
-//! groups: messages go point to point through Open MPI's PML with the
-//! collective tags, which keeps per-pair MPI ordering between consecutive
-//! collectives of a communicator.
+//! groups.  A group inside one node (levels L2 ... node) gets a shared-memory
+//! segment of its own, created at its first use with point-to-point messages
+//! among its members, and runs sharm's queue algorithms on it (group index 0,
+//! the leader, as root).  Network groups (switch levels, the top group) send
+//! point to point through Open MPI's PML with the collective tags, which keeps
+//! per-pair MPI ordering between consecutive collectives of a communicator.
 //!
 //! * Reduce: up the chain, each group reduced into its leader (flat, or a
 //!   binomial tree over the group's member indices); rank 0 ends with the
@@ -18,8 +21,12 @@
 //!   ReduceAllreduceBcast (reduce up to the top group, recursive-doubling
 //!   allreduce among its members, bcast down).
 
+use crate::comm::{Bootstrap, Shared};
 use crate::dtype::ReduceLayout;
 use crate::ffi::{self, Comm, Dtype, Op};
+use crate::payload::Payload;
+use crate::reduce::Reduction;
+use crate::{bcast as queue_bcast, reduce as queue_reduce};
 
 /// How a group runs its part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,13 +44,96 @@ pub enum AllreduceForm {
     ReduceAllreduceBcast,
 }
 
-/// One process's view: its chain of groups, bottom-up (member ranks sorted,
-/// leader first).
+/// How a group moves data.
+pub enum Transport {
+    /// Point to point through the PML (network levels).
+    Pml,
+    /// Shared memory; the segment is created at the group's first use.
+    SharedPending,
+    SharedReady(Box<Shared>),
+    /// The segment could not be created: point to point instead.
+    SharedFailed,
+}
+
+/// One group of a process's chain.
+pub struct Group {
+    /// Member ranks, ascending; the leader first.
+    pub members: Vec<usize>,
+    pub transport: Transport,
+}
+
+/// One process's view: its chain of groups, bottom-up.
 pub struct Chain<'a> {
     pub me: usize,
-    pub groups: &'a [Vec<usize>],
+    pub groups: &'a mut [Group],
     /// Whether the last group is the top (root) group of the hierarchy.
     pub reaches_top: bool,
+}
+
+/// Bootstrap of a group's segment: point-to-point messages to and from its
+/// leader.
+struct GroupBoot<'a> {
+    comm: Comm,
+    members: &'a [usize],
+    me: usize,
+}
+
+impl Bootstrap for GroupBoot<'_> {
+    fn bcast_bytes(&self, buf: &mut [u8]) -> bool {
+        let (tag, leader) = (ffi::tag_bcast(), self.members[0]);
+        if self.me == leader {
+            self.members[1..]
+                .iter()
+                .all(|&m| self.comm.send(buf, m, tag))
+        } else {
+            self.comm.recv(buf, leader, tag)
+        }
+    }
+    fn agree_min(&self, value: i32) -> Option<i32> {
+        let (tag, leader) = (ffi::tag_reduce(), self.members[0]);
+        let mut v = value.to_le_bytes();
+        if self.me == leader {
+            for &m in &self.members[1..] {
+                let mut other = [0u8; 4];
+                if !self.comm.recv(&mut other, m, tag) {
+                    return None;
+                }
+                v = i32::from_le_bytes(v)
+                    .min(i32::from_le_bytes(other))
+                    .to_le_bytes();
+            }
+        } else if !self.comm.send(&v, leader, tag) {
+            return None;
+        }
+        self.bcast_bytes(&mut v).then(|| i32::from_le_bytes(v))
+    }
+}
+
+impl Group {
+    /// The group's shared memory, created at first use (collective among the
+    /// members, who all reach this group in the same call).
+    fn shared(&mut self, comm: Comm, me: usize) -> Option<&mut Shared> {
+        if matches!(self.transport, Transport::SharedPending) {
+            let boot = GroupBoot {
+                comm,
+                members: &self.members,
+                me,
+            };
+            let index = self.members.iter().position(|&r| r == me).expect("member");
+            let label = format!("hierarchy group {:?}", self.members);
+            self.transport = match Shared::establish(&boot, index, self.members.len(), &label) {
+                Ok(sh) => Transport::SharedReady(Box::new(sh)),
+                Err(why) => {
+                    tracing::info!("{label}: no shared memory ({why}); point to point instead");
+                    Transport::SharedFailed
+                }
+            };
+        }
+        match &mut self.transport {
+            Transport::SharedReady(sh) => Some(sh),
+            _ => None,
+        }
+    }
 }
 
 /// A reduction's operands, as contiguous bytes.
@@ -88,11 +178,28 @@ fn index_in(group: &[usize], me: usize) -> usize {
 /// when it handed its part on, None on a communication error.
 fn reduce_group(
     comm: Comm,
-    group: &[usize],
+    grp: &mut Group,
     me: usize,
     alg: GroupAlgorithm,
     ops: &mut Operands,
 ) -> Option<bool> {
+    if let Some(sh) = grp.shared(comm, me) {
+        // sharm's queue Reduce to the leader (group index 0), accumulating
+        // in place in `acc` there.
+        let leader = sh.me == 0;
+        let red = Reduction {
+            own: ops.acc.as_ptr(),
+            rbuf: ops.acc.as_mut_ptr(),
+            in_place: leader,
+            layout: ops.layout,
+            dtype: ops.dtype,
+            op: ops.op,
+            commutative: true,
+        };
+        queue_reduce::reduce(sh, &red, 0);
+        return Some(leader);
+    }
+    let group = &grp.members[..];
     let tag = ffi::tag_reduce();
     let idx = index_in(group, me);
     let g = group.len();
@@ -127,11 +234,17 @@ fn reduce_group(
 /// Broadcasts `buf` from the group's leader to its members.
 fn bcast_group(
     comm: Comm,
-    group: &[usize],
+    grp: &mut Group,
     me: usize,
     alg: GroupAlgorithm,
     buf: &mut [u8],
 ) -> bool {
+    if let Some(sh) = grp.shared(comm, me) {
+        let bytes = buf.len();
+        queue_bcast::bcast(sh, &mut Payload::Contiguous(buf.as_mut_ptr()), bytes, 0);
+        return true;
+    }
+    let group = &grp.members[..];
     let tag = ffi::tag_bcast();
     let idx = index_in(group, me);
     let g = group.len();
@@ -171,13 +284,14 @@ fn bcast_group(
 /// this process holds the result of its last group afterwards.
 fn reduce_up(
     comm: Comm,
-    chain: &Chain,
+    chain: &mut Chain,
     upto: usize,
     alg: GroupAlgorithm,
     ops: &mut Operands,
 ) -> Option<bool> {
-    for group in chain.groups.iter().take(upto) {
-        if !reduce_group(comm, group, chain.me, alg, ops)? {
+    let me = chain.me;
+    for group in chain.groups.iter_mut().take(upto) {
+        if !reduce_group(comm, group, me, alg, ops)? {
             return Some(false);
         }
     }
@@ -185,13 +299,20 @@ fn reduce_up(
 }
 
 /// Broadcasts down the chain from its group number `from` (top first).
-fn bcast_down(comm: Comm, chain: &Chain, from: usize, alg: GroupAlgorithm, buf: &mut [u8]) -> bool {
+fn bcast_down(
+    comm: Comm,
+    chain: &mut Chain,
+    from: usize,
+    alg: GroupAlgorithm,
+    buf: &mut [u8],
+) -> bool {
+    let me = chain.me;
     chain
         .groups
-        .iter()
+        .iter_mut()
         .take(from)
         .rev()
-        .all(|group| bcast_group(comm, group, chain.me, alg, buf))
+        .all(|group| bcast_group(comm, group, me, alg, buf))
 }
 
 /// Recursive-doubling allreduce among `group` (commutative op).
@@ -259,7 +380,7 @@ fn allreduce_group(comm: Comm, group: &[usize], me: usize, ops: &mut Operands) -
 /// afterwards.
 pub fn reduce(
     comm: Comm,
-    chain: &Chain,
+    chain: &mut Chain,
     root: usize,
     alg: GroupAlgorithm,
     ops: &mut Operands,
@@ -282,7 +403,13 @@ pub fn reduce(
 }
 
 /// Hierarchical Bcast of `buf` from `root`.
-pub fn bcast(comm: Comm, chain: &Chain, root: usize, alg: GroupAlgorithm, buf: &mut [u8]) -> bool {
+pub fn bcast(
+    comm: Comm,
+    chain: &mut Chain,
+    root: usize,
+    alg: GroupAlgorithm,
+    buf: &mut [u8],
+) -> bool {
     let tag = ffi::tag_bcast();
     if root != 0 {
         if chain.me == root && !comm.send(buf, 0, tag) {
@@ -292,13 +419,16 @@ pub fn bcast(comm: Comm, chain: &Chain, root: usize, alg: GroupAlgorithm, buf: &
             return false;
         }
     }
-    bcast_down(comm, chain, chain.groups.len(), alg, buf)
+    {
+        let levels = chain.groups.len();
+        bcast_down(comm, chain, levels, alg, buf)
+    }
 }
 
 /// Hierarchical Allreduce; `ops.acc` holds the result everywhere afterwards.
 pub fn allreduce(
     comm: Comm,
-    chain: &Chain,
+    chain: &mut Chain,
     form: AllreduceForm,
     alg: GroupAlgorithm,
     ops: &mut Operands,
@@ -315,7 +445,7 @@ pub fn allreduce(
             if reduce_up(comm, chain, levels - 1, alg, ops) != Some(true) {
                 return false;
             }
-            allreduce_group(comm, &chain.groups[levels - 1], chain.me, ops)
+            allreduce_group(comm, &chain.groups[levels - 1].members, chain.me, ops)
                 && bcast_down(comm, chain, levels - 1, alg, ops.acc)
         }
         AllreduceForm::ReduceAllreduceBcast => {

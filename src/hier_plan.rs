@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use tracing::{debug, info, warn};
 
 use crate::ffi::{Comm, Module};
+use crate::hier::{Group, Transport};
 use crate::hierarchy::{attach_switch_paths, Hierarchy, ProcInfo};
 use crate::params::HierParams;
 use crate::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
@@ -18,7 +19,7 @@ use crate::topology::{parse_topology_file, virtual_node_names, LevelSelection, L
 /// One process's part in the hierarchy.
 pub struct HierPlan {
     /// Its groups, bottom-up (member ranks ascending, leader first).
-    pub chain: Vec<Vec<usize>>,
+    pub chain: Vec<Group>,
     /// Whether the last of them is the top group.
     pub reaches_top: bool,
     pub params: HierParams,
@@ -126,12 +127,21 @@ pub fn build(
         }
     }
     let root_group = hierarchy.root_group().map(<[usize]>::to_vec);
-    let chain: Vec<Vec<usize>> = hierarchy
+    let chain: Vec<Group> = hierarchy
         .groups_of(me)
         .into_iter()
-        .map(|(_, g)| g.to_vec())
+        .map(|(level, g)| Group {
+            members: g.to_vec(),
+            // Groups inside a node share memory; network groups send.
+            transport: if level.is_intra_node() {
+                Transport::SharedPending
+            } else {
+                Transport::Pml
+            },
+        })
         .collect();
-    let reaches_top = root_group.is_some() && chain.last() == root_group.as_ref();
+    let reaches_top =
+        root_group.is_some() && chain.last().map(|g| &g.members) == root_group.as_ref();
     Ok(HierPlan {
         chain,
         reaches_top,

@@ -57,16 +57,16 @@ unsafe fn hier_bcast(st: &mut CommState, module: Module, comm: Comm, call: &Call
     if bytes == 0 {
         return Some(ffi::success());
     }
-    let chain = Chain {
+    let mut chain = Chain {
         me,
-        groups: &plan.chain,
+        groups: &mut plan.chain,
         reaches_top: plan.reaches_top,
     };
     let (root, alg) = (call.root as usize, plan.params.bcast);
     let ok = match dtype::movement(&buf.dtype.info(), buf.dtype.contiguous(buf.count)) {
         dtype::Movement::Contiguous { offset } => {
             let data = std::slice::from_raw_parts_mut(buf.buf.offset(offset), bytes);
-            hier::bcast(comm, &chain, root, alg, data)
+            hier::bcast(comm, &mut chain, root, alg, data)
         }
         dtype::Movement::Packed => {
             let mut packed = vec![0u8; bytes];
@@ -76,7 +76,7 @@ unsafe fn hier_bcast(st: &mut CommState, module: Module, comm: Comm, call: &Call
                 };
                 src.read(0, packed.as_mut_ptr(), bytes);
             }
-            let ok = hier::bcast(comm, &chain, root, alg, &mut packed);
+            let ok = hier::bcast(comm, &mut chain, root, alg, &mut packed);
             if me != root {
                 let Some(mut sink) = buf.sink() else {
                     return Some(ffi::error());
@@ -129,22 +129,22 @@ unsafe fn hier_reduction(
         acc: &mut acc,
         tmp: &mut tmp,
     };
-    let chain = Chain {
+    let mut chain = Chain {
         me,
-        groups: &plan.chain,
+        groups: &mut plan.chain,
         reaches_top: plan.reaches_top,
     };
     let (ok, result_here) = if coll == Coll::Reduce {
         let root = call.root as usize;
         (
-            hier::reduce(comm, &chain, root, plan.params.reduce, &mut ops),
+            hier::reduce(comm, &mut chain, root, plan.params.reduce, &mut ops),
             me == root,
         )
     } else {
         (
             hier::allreduce(
                 comm,
-                &chain,
+                &mut chain,
                 plan.params.allreduce,
                 plan.params.reduce,
                 &mut ops,
