@@ -1551,11 +1551,11 @@ static void scenario_crash(void)
     for (int k = 0; k < 20; ++k) {
         mixed_call(&cs[k & 1], mix64((uint64_t) k + 7), 100000, (uint64_t) k + 8000000);
     }
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    if (w_rank == 0) {
+    if (w_rank == 0) { /* before the barrier: printed before anybody dies */
         printf("sharm_check: crashing rank %d on purpose\n", w_size - 1);
         fflush(stdout);
     }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (w_rank == w_size - 1) {
         abort();
     }
