@@ -210,3 +210,20 @@ fn hierarchy_on_within_one_node() {
 fn virtual_nodes_of_three_with_split_communicators() {
     run(7, "comms,packed", &[("coll_sharm_virtual_node_size", "3")]);
 }
+
+#[test]
+fn ring_group_algorithms_over_point_to_point() {
+    // Virtual nodes of one process: every group is a network group.
+    for form in ["reduce_bcast", "reduce_allreduce_bcast"] {
+        run(
+            5,
+            "ops,dtypes",
+            &[
+                ("coll_sharm_virtual_node_size", "1"),
+                ("coll_sharm_hierarchy_bcast_algorithm", "ring"),
+                ("coll_sharm_hierarchy_reduce_algorithm", "ring"),
+                ("coll_sharm_hierarchy_allreduce_algorithm", form),
+            ],
+        );
+    }
+}

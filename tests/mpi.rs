@@ -16,10 +16,12 @@
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Instant, SystemTime};
 
 /// Open MPI's own component directory (must stay in mca_base_component_path).
@@ -171,6 +173,34 @@ fn job_pids(stdout: &str) -> BTreeSet<u32> {
         .collect()
 }
 
+/// Reads `pipe` to its end in a thread, into a buffer readable meanwhile.
+fn collect(mut pipe: impl Read + Send + 'static) -> (Arc<Mutex<Vec<u8>>>, JoinHandle<()>) {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&buf);
+    let reader = std::thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    (buf, reader)
+}
+
+/// SIGKILL to the job's processes that are still our checker.
+fn kill_job(pids: &BTreeSet<u32>) {
+    for pid in pids {
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains("sharm_check") {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
 /// Runs the checker under mpirun and returns stdout + stderr; panics (with
 /// the command line and the whole output) unless it succeeded.
 fn mpirun(np: usize, scenarios: &str, mca: &[(&str, &str)], args: &[&str]) -> String {
@@ -220,9 +250,7 @@ fn launch(
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Own process group: a timed-out job can be killed as a whole.
-        .process_group(0);
+        .stderr(Stdio::piped());
     // Inherited MCA settings would change what is tested.
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("OMPI_MCA_") {
@@ -230,28 +258,31 @@ fn launch(
         }
     }
     let started = Instant::now();
-    let child = cmd
+    let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start `{shown}`: {e}"));
-    let group = child.id();
-    let out = child.wait_with_output().expect("wait for mpirun");
+    let (out_buf, out_reader) = collect(child.stdout.take().expect("piped stdout"));
+    let (err_buf, err_reader) = collect(child.stderr.take().expect("piped stderr"));
+    let status = child.wait().expect("wait for mpirun");
     let elapsed = started.elapsed();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let timed_out = out.status.signal() == Some(9) || out.status.code() == Some(137);
+    let timed_out = status.signal() == Some(9) || status.code() == Some(137);
     if timed_out {
-        // Whatever of the job is still in our process group.
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{group}")])
-            .status();
+        // mpirun is gone; its processes (each in its own process group) may
+        // still run and hold the pipes open.
+        let early = String::from_utf8_lossy(&out_buf.lock().unwrap()).into_owned();
+        kill_job(&job_pids(&early));
     }
+    let _ = out_reader.join();
+    let _ = err_reader.join();
+    let stdout = String::from_utf8_lossy(&out_buf.lock().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_buf.lock().unwrap()).into_owned();
     let pids = job_pids(&stdout);
     let leftovers = shm_files_of(&pids);
     let text = format!("{stdout}{stderr}");
     let report = |why: &str| {
         format!(
             "{why}\ncommand: {shown}\nstatus: {:?} after {:.1} s\n---- stdout ----\n{stdout}---- stderr ----\n{stderr}",
-            out.status,
+            status,
             elapsed.as_secs_f64()
         )
     };
@@ -267,15 +298,11 @@ fn launch(
         report("mpirun was killed after the timeout")
     );
     if succeed {
-        assert!(out.status.success(), "{}", report("the MPI job failed"));
+        assert!(status.success(), "{}", report("the MPI job failed"));
         let summary = format!("sharm_check: OK np={np} scenarios={scenarios} ");
         assert!(text.contains(&summary), "{}", report("no summary line"));
     } else {
-        assert!(
-            !out.status.success(),
-            "{}",
-            report("the MPI job should fail")
-        );
+        assert!(!status.success(), "{}", report("the MPI job should fail"));
         assert!(!pids.is_empty(), "{}", report("the job did not start"));
     }
     assert!(
