@@ -117,7 +117,8 @@ static void register_string(const char *name, const char *help, char **storage)
 static const mca_base_var_enum_value_t hier_mode_values[] = {
     {SHARM_HIER_AUTO, "auto"}, {SHARM_HIER_OFF, "off"}, {SHARM_HIER_ON, "on"}, {0, NULL}};
 static const mca_base_var_enum_value_t group_alg_values[] = {
-    {SHARM_ALG_LINEAR, "flat"}, {SHARM_ALG_KNOMIAL, "knomial"}, {0, NULL}};
+    {SHARM_ALG_LINEAR, "flat"}, {SHARM_ALG_KNOMIAL, "knomial"}, {SHARM_ALG_RING, "ring"},
+    {0, NULL}};
 static const mca_base_var_enum_value_t hier_allreduce_values[] = {
     {0, "reduce_bcast"}, {1, "reduce_allreduce_bcast"}, {0, NULL}};
 
@@ -146,9 +147,14 @@ static void register_hierarchy(void)
                  "Testing: every k consecutive ranks of a communicator form a node (0: real "
                  "nodes)",
                  NULL, OPAL_INFO_LVL_9, &param_virtual_node_size);
-    register_int("hierarchy_bcast_algorithm", "Bcast inside each group: flat, knomial",
+    register_int("hierarchy_bcast_algorithm",
+                 "Bcast inside network groups: flat, knomial (binomial), ring (scatter + ring "
+                 "allgather; large messages)",
                  group_algs, OPAL_INFO_LVL_5, &param_hier_bcast);
-    register_int("hierarchy_reduce_algorithm", "Reduce inside each group: flat, knomial",
+    register_int("hierarchy_reduce_algorithm",
+                 "Reduce inside network groups: flat, knomial (binomial), ring (ring "
+                 "reduce-scatter + gather; large messages; also makes the top group's "
+                 "Allreduce a ring instead of recursive doubling)",
                  group_algs, OPAL_INFO_LVL_5, &param_hier_reduce);
     register_int("hierarchy_allreduce_algorithm",
                  "Hierarchical Allreduce: reduce_bcast (reduce to the global leader, then "

@@ -163,5 +163,19 @@ int sharm_glue_recv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t t
     return MCA_PML_CALL(recv(buf, bytes, &ompi_mpi_byte.dt, src, tag, comm, MPI_STATUS_IGNORE));
 }
 
+int sharm_glue_sendrecv(void *comm, const void *sbuf, int32_t sbytes, int32_t dst, void *rbuf,
+                        int32_t rbytes, int32_t src, int32_t tag)
+{
+    ompi_request_t *req;
+    int rc = MCA_PML_CALL(isend(sbuf, sbytes, &ompi_mpi_byte.dt, dst, tag,
+                                MCA_PML_BASE_SEND_STANDARD, comm, &req));
+    if (OMPI_SUCCESS != rc) {
+        return rc;
+    }
+    rc = MCA_PML_CALL(recv(rbuf, rbytes, &ompi_mpi_byte.dt, src, tag, comm, MPI_STATUS_IGNORE));
+    int wrc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
+    return OMPI_SUCCESS != rc ? rc : wrc;
+}
+
 int32_t sharm_glue_tag_bcast(void) { return MCA_COLL_BASE_TAG_BCAST; }
 int32_t sharm_glue_tag_reduce(void) { return MCA_COLL_BASE_TAG_REDUCE; }

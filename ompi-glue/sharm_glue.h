@@ -47,7 +47,8 @@ enum sharm_algorithm {
     SHARM_ALG_LINEAR = 1,
     SHARM_ALG_KNOMIAL = 2,
     SHARM_ALG_ALLGATHER = 3,              /* Allreduce only */
-    SHARM_ALG_REDUCE_SCATTER_ALLGATHER = 4 /* Allreduce only */
+    SHARM_ALG_REDUCE_SCATTER_ALLGATHER = 4, /* Allreduce only */
+    SHARM_ALG_RING = 5 /* hierarchy groups: scatter+allgather / reduce-scatter+gather */
 };
 
 /* A snapshot of the component's MCA parameters (read once per communicator). */
@@ -157,6 +158,10 @@ int32_t sharm_glue_peer_locality(void *comm, int32_t rank, char *buf, int32_t ca
 /* Blocking send / receive of `bytes` (< 2^31) bytes with a collective tag. */
 int sharm_glue_send(void *comm, const void *buf, int32_t bytes, int32_t dst, int32_t tag);
 int sharm_glue_recv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t tag);
+/* Sends to `dst` and receives from `src` at the same time (no cycle of
+ * blocking sends in a ring). */
+int sharm_glue_sendrecv(void *comm, const void *sbuf, int32_t sbytes, int32_t dst, void *rbuf,
+                        int32_t rbytes, int32_t src, int32_t tag);
 /* Tags reserved for collectives (MCA_COLL_BASE_TAG_*). */
 int32_t sharm_glue_tag_bcast(void);
 int32_t sharm_glue_tag_reduce(void);

@@ -99,6 +99,16 @@ extern "C" {
         tag: i32,
     ) -> i32;
     fn sharm_glue_recv(comm: *mut c_void, buf: *mut c_void, bytes: i32, src: i32, tag: i32) -> i32;
+    fn sharm_glue_sendrecv(
+        comm: *mut c_void,
+        sbuf: *const c_void,
+        sbytes: i32,
+        dst: i32,
+        rbuf: *mut c_void,
+        rbytes: i32,
+        src: i32,
+        tag: i32,
+    ) -> i32;
     fn sharm_glue_tag_bcast() -> i32;
     fn sharm_glue_tag_reduce() -> i32;
 
@@ -318,6 +328,27 @@ impl Comm {
                 ) == success()
             }
         })
+    }
+
+    /// Sends `out` to `dst` while receiving `into` from `src` (each < 2 GiB).
+    pub fn sendrecv(self, out: &[u8], dst: usize, into: &mut [u8], src: usize, tag: i32) -> bool {
+        assert!(
+            out.len() < i32::MAX as usize && into.len() < i32::MAX as usize,
+            "ring chunks stay below 2 GiB"
+        );
+        // SAFETY: valid byte ranges; the call completes both transfers.
+        unsafe {
+            sharm_glue_sendrecv(
+                self.0,
+                out.as_ptr().cast(),
+                out.len() as i32,
+                dst as i32,
+                into.as_mut_ptr().cast(),
+                into.len() as i32,
+                src as i32,
+                tag,
+            ) == success()
+        }
     }
 
     /// "name (cid N)", for messages.

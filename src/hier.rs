@@ -35,6 +35,87 @@ pub enum GroupAlgorithm {
     Flat,
     /// A binomial tree over the member indices.
     Binomial,
+    /// Large messages: Bcast as scatter + ring allgather, Reduce as ring
+    /// reduce-scatter + gather (every member moves and reduces 1/g).
+    Ring,
+}
+
+/// Byte range of chunk `c` of `g` chunks of a message of `count` elements
+/// laid out by `layout` (whole elements per chunk, padding excluded).
+fn chunk(layout: &ReduceLayout, g: usize, c: usize) -> std::ops::Range<usize> {
+    let (first, end) = (c * layout.count / g, (c + 1) * layout.count / g);
+    let start = first * layout.extent;
+    start..start + layout.span(end - first)
+}
+
+/// Two disjoint chunks of one buffer, one to send and one to receive into.
+///
+/// # Safety
+/// The ranges must not overlap and must lie within `buf`.
+unsafe fn split(
+    buf: &mut [u8],
+    out: std::ops::Range<usize>,
+    into: std::ops::Range<usize>,
+) -> (&[u8], &mut [u8]) {
+    let base = buf.as_mut_ptr();
+    (
+        std::slice::from_raw_parts(base.add(out.start), out.len()),
+        std::slice::from_raw_parts_mut(base.add(into.start), into.len()),
+    )
+}
+
+/// Ring allgather: member `idx` holds chunk `(idx + shift) mod g` and ends
+/// with all of them.
+fn ring_allgather(
+    comm: Comm,
+    group: &[usize],
+    idx: usize,
+    shift: usize,
+    layout: &ReduceLayout,
+    buf: &mut [u8],
+    tag: i32,
+) -> bool {
+    let g = group.len();
+    let (next, prev) = (group[(idx + 1) % g], group[(idx + g - 1) % g]);
+    for k in 0..g - 1 {
+        let send = (idx + shift + g - k) % g;
+        let recv = (idx + shift + g - k - 1) % g;
+        // SAFETY: distinct chunks of `buf`.
+        let (out, into) = unsafe { split(buf, chunk(layout, g, send), chunk(layout, g, recv)) };
+        if !comm.sendrecv(out, next, into, prev, tag) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Ring reduce-scatter: afterwards member `idx` holds the fully reduced
+/// chunk `(idx + 1) mod g` in `ops.acc`.
+fn ring_reduce_scatter(
+    comm: Comm,
+    group: &[usize],
+    idx: usize,
+    ops: &mut Operands,
+    tag: i32,
+) -> bool {
+    let g = group.len();
+    let (next, prev) = (group[(idx + 1) % g], group[(idx + g - 1) % g]);
+    for k in 0..g - 1 {
+        let send = chunk(&ops.layout, g, (idx + g - k) % g);
+        let c = (idx + 2 * g - k - 1) % g;
+        let recv = chunk(&ops.layout, g, c);
+        let n = (c + 1) * ops.layout.count / g - c * ops.layout.count / g;
+        let into = &mut ops.tmp[..recv.len()];
+        if !comm.sendrecv(&ops.acc[send], next, into, prev, tag) {
+            return false;
+        }
+        // SAFETY: both ranges hold `n` elements.
+        unsafe {
+            ops.op
+                .reduce(ops.tmp.as_ptr(), ops.acc[recv].as_mut_ptr(), n, ops.dtype)
+        };
+    }
+    true
 }
 
 /// The two Allreduce forms of the paper.
@@ -215,7 +296,24 @@ fn reduce_group(
             }
             Some(true)
         }
-        GroupAlgorithm::Binomial => {
+        GroupAlgorithm::Ring if g > 1 && ops.layout.count >= g => {
+            if !ring_reduce_scatter(comm, group, idx, ops, tag) {
+                return None;
+            }
+            // Gather the reduced chunks into the leader.
+            let mine = chunk(&ops.layout, g, (idx + 1) % g);
+            if idx != 0 {
+                return comm.send(&ops.acc[mine], group[0], tag).then_some(false);
+            }
+            for (j, &m) in group.iter().enumerate().skip(1) {
+                let range = chunk(&ops.layout, g, (j + 1) % g);
+                if !comm.recv(&mut ops.acc[range], m, tag) {
+                    return None;
+                }
+            }
+            Some(true)
+        }
+        GroupAlgorithm::Ring | GroupAlgorithm::Binomial => {
             let mut mask = 1;
             while mask < g {
                 if idx & mask != 0 {
@@ -255,7 +353,25 @@ fn bcast_group(
             }
             group[1..].iter().all(|&m| comm.send(buf, m, tag))
         }
-        GroupAlgorithm::Binomial => {
+        GroupAlgorithm::Ring if g > 1 && buf.len() >= g => {
+            // Scatter chunk j to member j, then a ring allgather.
+            let bytes = ReduceLayout {
+                count: buf.len(),
+                size: 1,
+                extent: 1,
+            };
+            if idx == 0 {
+                for (j, &m) in group.iter().enumerate().skip(1) {
+                    if !comm.send(&buf[chunk(&bytes, g, j)], m, tag) {
+                        return false;
+                    }
+                }
+            } else if !comm.recv(&mut buf[chunk(&bytes, g, idx)], group[0], tag) {
+                return false;
+            }
+            ring_allgather(comm, group, idx, 0, &bytes, buf, tag)
+        }
+        GroupAlgorithm::Ring | GroupAlgorithm::Binomial => {
             // Receive from the index with our lowest set bit cleared, then
             // send to the indices below that bit.
             let mut mask = 1;
@@ -313,6 +429,26 @@ fn bcast_down(
         .take(from)
         .rev()
         .all(|group| bcast_group(comm, group, me, alg, buf))
+}
+
+/// Allreduce among the top group: a ring (reduce-scatter + allgather) when
+/// the group algorithm is `Ring` and every member gets a chunk, recursive
+/// doubling otherwise.
+fn allreduce_top(
+    comm: Comm,
+    group: &[usize],
+    me: usize,
+    alg: GroupAlgorithm,
+    ops: &mut Operands,
+) -> bool {
+    let g = group.len();
+    if alg == GroupAlgorithm::Ring && g > 1 && ops.layout.count >= g {
+        let (tag, idx) = (ffi::tag_reduce(), index_in(group, me));
+        let layout = ops.layout;
+        return ring_reduce_scatter(comm, group, idx, ops, tag)
+            && ring_allgather(comm, group, idx, 1, &layout, ops.acc, tag);
+    }
+    allreduce_group(comm, group, me, ops)
 }
 
 /// Recursive-doubling allreduce among `group` (commutative op).
@@ -445,7 +581,7 @@ pub fn allreduce(
             if reduce_up(comm, chain, levels - 1, alg, ops) != Some(true) {
                 return false;
             }
-            allreduce_group(comm, &chain.groups[levels - 1].members, chain.me, ops)
+            allreduce_top(comm, &chain.groups[levels - 1].members, chain.me, alg, ops)
                 && bcast_down(comm, chain, levels - 1, alg, ops.acc)
         }
         AllreduceForm::ReduceAllreduceBcast => {

@@ -95,12 +95,10 @@ impl HierParams {
     pub fn current() -> HierParams {
         use crate::hier::{AllreduceForm, GroupAlgorithm};
         let (raw, levels, topology_file, dot_file) = ffi::hier_params();
-        let group = |v: i32| {
-            if v == 2 {
-                GroupAlgorithm::Binomial
-            } else {
-                GroupAlgorithm::Flat
-            }
+        let group = |v: i32| match v {
+            2 => GroupAlgorithm::Binomial,
+            5 => GroupAlgorithm::Ring,
+            _ => GroupAlgorithm::Flat,
         };
         HierParams {
             mode: match raw.mode {
