@@ -231,9 +231,11 @@ pub struct Operands<'a> {
 impl Operands<'_> {
     /// `acc = incoming op acc` after receiving `incoming` from `src`.
     fn absorb(&mut self, comm: Comm, src: usize, tag: i32) -> bool {
-        if !comm.recv(self.tmp, src, tag) {
-            return false;
-        }
+        comm.recv(self.tmp, src, tag) && self.fold_tmp()
+    }
+
+    /// `acc = tmp op acc`.
+    fn fold_tmp(&mut self) -> bool {
         // SAFETY: both buffers hold `layout.count` elements.
         unsafe {
             self.op.reduce(
@@ -484,24 +486,8 @@ fn allreduce_group(comm: Comm, group: &[usize], me: usize, ops: &mut Operands) -
     let mut mask = 1;
     while mask < pow2 {
         let peer = real(virt ^ mask);
-        // Exchange: the lower index sends first to avoid a cycle of blocking sends.
-        let ok = if virt < virt ^ mask {
-            comm.send(ops.acc, peer, tag) && ops.absorb(comm, peer, tag)
-        } else {
-            comm.recv(ops.tmp, peer, tag) && comm.send(ops.acc, peer, tag) && {
-                // SAFETY: both buffers hold the whole message.
-                unsafe {
-                    ops.op.reduce(
-                        ops.tmp.as_ptr(),
-                        ops.acc.as_mut_ptr(),
-                        ops.layout.count,
-                        ops.dtype,
-                    )
-                };
-                true
-            }
-        };
-        if !ok {
+        // Commutative: both partners fold the other's part into their own.
+        if !(comm.sendrecv(ops.acc, peer, ops.tmp, peer, tag) && ops.fold_tmp()) {
             return false;
         }
         mask <<= 1;
