@@ -31,7 +31,7 @@ const ALARM: &str = "200";
 const PROGRAM: &str = "collectives_check";
 
 /// Every scenario but `allreduce` (run under the forced algorithms below).
-const ALL: &str = "gather,scatter,allgather,alltoall,redscat,scan,big,comms,barrier";
+const ALL: &str = "gather,scatter,allgather,alltoall,redscat,scan,big,comms,barrier,mixed";
 
 static MPIRUN: Mutex<()> = Mutex::new(());
 static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
@@ -295,6 +295,7 @@ scenarios! {
     np2_big: 2 "big";
     np2_comms: 2 "comms";
     np2_barrier: 2 "barrier";
+    np2_mixed: 2 "mixed";
     np3_gather: 3 "gather";
     np3_scatter: 3 "scatter";
     np3_allgather: 3 "allgather";
@@ -304,6 +305,7 @@ scenarios! {
     np3_big: 3 "big";
     np3_comms: 3 "comms";
     np3_barrier: 3 "barrier";
+    np3_mixed: 3 "mixed";
     np4_gather: 4 "gather";
     np4_scatter: 4 "scatter";
     np4_allgather: 4 "allgather";
@@ -313,6 +315,7 @@ scenarios! {
     np4_big: 4 "big";
     np4_comms: 4 "comms";
     np4_barrier: 4 "barrier";
+    np4_mixed: 4 "mixed";
     np6_gather: 6 "gather";
     np6_scatter: 6 "scatter";
     np6_allgather: 6 "allgather";
@@ -322,6 +325,7 @@ scenarios! {
     np6_big: 6 "big";
     np6_comms: 6 "comms";
     np6_barrier: 6 "barrier";
+    np6_mixed: 6 "mixed";
 }
 
 // ---- Allreduce under the two newer algorithms ----

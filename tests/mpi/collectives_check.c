@@ -21,6 +21,8 @@
  *   barrier    Barrier correctness through a shared-memory window: rank r
  *              sleeps, sets its flag, enters the barrier; after it every rank
  *              must see every flag; on MPI_COMM_WORLD and split communicators
+ *   mixed      --calls random calls back to back (any operation, datatype,
+ *              root, size, MPI_IN_PLACE or not) on MPI_COMM_WORLD and a dup
  *
  * Counts: 0, 1, f/size - 1, f/size, f/size + 1 and 3*s*f/size + 5 units per
  * block (a unit is one element of the send type, or as many as make up the
@@ -39,6 +41,7 @@
  *                   MPI_T counters coll_sharm_<op>_served/_fallbacks must show
  *   --big BYTES     size of the "big" scenario                        [4194304]
  *   --iters N       barrier iterations per communicator               [400]
+ *   --calls N       calls of the "mixed" scenario                      [2000]
  *   --alarm SECONDS abort, naming the pending call, after this long   [240]
  *
  * Expected values are computed here, independently of MPI: every byte of a
@@ -134,7 +137,7 @@ static uint64_t mix64(uint64_t z)
 
 enum mode { MODE_SERVE, MODE_MAX1, MODE_BUDGET1 };
 static size_t opt_f = 8192, opt_s = 8, opt_big = 4u << 20;
-static long opt_iters = 400, opt_alarm = 240;
+static long opt_iters = 400, opt_alarm = 240, opt_calls = 2000;
 static enum mode opt_mode = MODE_SERVE;
 
 /* ------------------------------------------------------------------------ */
@@ -1297,12 +1300,11 @@ static void t_barrier_calls(const struct cx *c)
     pv_check(C_BARRIER, s, e);
 }
 
-/* One call of operation `which` (0..13) with about `units` units. */
-static void mixed_call(const struct cx *c, int which, size_t units, int root, uint64_t seed)
+/* One call of operation `which` (0..13): `units` units of datatype pair pr
+ * (data movement) or elements of combination cb (reductions). */
+static void one_call(const struct cx *c, int which, const struct pair *pr, const struct combo *cb, size_t units,
+                     int root, int ip, uint64_t seed)
 {
-    const struct pair *pr = &pairs[(seed >> 8) & 1 ? P_INT : P_VEC_RLB];
-    const struct combo *cb = &combos[(seed >> 9) % 3];
-    int ip = (int) (seed >> 10) & 1;
     switch (which) {
     case 0: t_gather(c, pr, units, root, ip, seed); break;
     case 1: t_gatherv(c, pr, units, root, ip, seed); break;
@@ -1319,6 +1321,42 @@ static void mixed_call(const struct cx *c, int which, size_t units, int root, ui
     case 12: t_prefix(c, cb, C_ALLREDUCE, units, ip, seed); break;
     default: t_barrier_calls(c); break;
     }
+}
+
+/* A call of operation `which` with the INT or the vector/resized pair and
+ * one of the primary reduction combinations, chosen by the seed. */
+static void mixed_call(const struct cx *c, int which, size_t units, int root, uint64_t seed)
+{
+    const struct pair *pr = &pairs[(seed >> 8) & 1 ? P_INT : P_VEC_RLB];
+    const struct combo *cb = &combos[(seed >> 9) % 3];
+    one_call(c, which, pr, cb, units, root, (int) (seed >> 10) & 1, seed);
+}
+
+/* --calls random calls back to back on MPI_COMM_WORLD and a dup of it: any
+ * operation, datatype pair or combination, root, MPI_IN_PLACE or not; mostly
+ * small messages, some around a fragment, a few of several s*f. */
+static void sc_mixed(void)
+{
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    struct cx cs[2] = {cx_of(MPI_COMM_WORLD, "MPI_COMM_WORLD"), cx_of(dup, "dup-of-world")};
+    for (long i = 0; i < opt_calls; ++i) {
+        uint64_t r = mix64(0x5eed0000ULL + (uint64_t) i), r2 = mix64(r);
+        const struct cx *c = &cs[r >> 63];
+        int which = (int) (r % 14);
+        const struct pair *pr = &pairs[(r >> 8) % NPAIRS];
+        const struct combo *cb = &combos[(r >> 16) % NCOMBOS];
+        size_t ub = which < 8 ? unit_bytes(pr) : rty[cb->t].ext, bytes;
+        switch ((r >> 24) % 8) {
+        case 0: bytes = 0; break;
+        case 1: case 2: case 3: case 4: bytes = r2 % 256; break;
+        case 5: case 6: bytes = r2 % (2 * opt_f + 64); break;
+        default: bytes = r2 % (2 * opt_s * opt_f); break;
+        }
+        one_call(c, which, pr, cb, bytes / ub + ((r >> 40) & 1), (int) ((r >> 44) % (uint64_t) c->size),
+                 (int) (r >> 52) & 1, next_seed());
+    }
+    MPI_CHECK(MPI_Comm_free(&dup));
 }
 
 static void sc_comms(void)
@@ -1427,7 +1465,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: %s SCENARIO[,SCENARIO...] [--f N] [--s N] [--expect serve|max1|budget1] "
-                        "[--big BYTES] [--iters N] [--alarm SECONDS]\n", argv[0]);
+                        "[--big BYTES] [--iters N] [--calls N] [--alarm SECONDS]\n", argv[0]);
         return 2;
     }
     for (int a = 2; a < argc; a += 2) {
@@ -1436,6 +1474,7 @@ int main(int argc, char **argv)
         else if (!strcmp(o, "--s")) opt_s = parse_num(o, v);
         else if (!strcmp(o, "--big")) opt_big = parse_num(o, v);
         else if (!strcmp(o, "--iters")) opt_iters = (long) parse_num(o, v);
+        else if (!strcmp(o, "--calls")) opt_calls = (long) parse_num(o, v);
         else if (!strcmp(o, "--alarm")) opt_alarm = (long) parse_num(o, v);
         else if (!strcmp(o, "--expect") && v && !strcmp(v, "serve")) opt_mode = MODE_SERVE;
         else if (!strcmp(o, "--expect") && v && !strcmp(v, "max1")) opt_mode = MODE_MAX1;
@@ -1508,6 +1547,8 @@ int main(int argc, char **argv)
             sc_comms();
         } else if (!strcmp(s, "barrier")) {
             sc_barrier();
+        } else if (!strcmp(s, "mixed")) {
+            sc_mixed();
         } else {
             die("unknown scenario '%s'", s);
         }
