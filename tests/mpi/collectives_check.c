@@ -286,7 +286,7 @@ static const char *ints(const int *v, int p)
 /* ------------------------------------------------------------------------ */
 /* Data-movement datatypes                                                   */
 
-enum { M_CHAR, M_INT, M_DOUBLE, M_CONTIG4, M_VEC4, M_RLB, M_SHORTINT, M_SSI, NMT };
+enum { M_CHAR, M_INT, M_DOUBLE, M_CONTIG4, M_VEC4, M_RLB, M_SHORTINT, M_SSI, M_SHIFT, M_GAPHEAD, M_EMPTY, NMT };
 
 /* Data blocks of one element, in type-map order, as offsets from the
  * element's lower bound (element k's lower bound: buffer + lb + k*extent). */
@@ -306,6 +306,9 @@ static struct mtype mt[NMT] = {
     {"resized(vector(2,1,2,MPI_INT),lb=-4,extent=16)", 0, -4, 16, 2, {4, 12}, {4, 4}, 8},
     {"MPI_SHORT_INT", 0, 0, 8, 2, {0, 4}, {2, 4}, 6},
     {"resized(struct{short@0,int@6},lb=-2,extent=12)", 0, -2, 12, 2, {2, 8}, {2, 4}, 6},
+    {"hindexed(1,{1},{4},contiguous(4,MPI_INT)) (contiguous, lb=4)", 0, 4, 16, 1, {0}, {16}, 16},
+    {"resized(hindexed(1,{4},{8},MPI_INT),lb=0,extent=24)", 0, 0, 24, 1, {8}, {16}, 16},
+    {"contiguous(0,MPI_INT) (size 0)", 0, 0, 0, 0, {0}, {0}, 0},
 };
 
 /* Sender and receiver datatypes of one type signature: one unit is `smul`
@@ -319,6 +322,9 @@ static const struct pair pairs[] = {
     {M_CONTIG4, 1, M_VEC4, 1, 0},      {M_VEC4, 1, M_RLB, 2, 0},
     {M_RLB, 2, M_INT, 4, 0},           {M_SHORTINT, 1, M_SSI, 1, 0},
     {M_SSI, 1, M_SHORTINT, 1, 0},
+    {M_SHIFT, 1, M_GAPHEAD, 1, 0},
+    {M_GAPHEAD, 1, M_INT, 4, 0},
+    {M_EMPTY, 1, M_EMPTY, 1, 0},
 };
 #define NPAIRS ((int) (sizeof(pairs) / sizeof(pairs[0])))
 #define P_INT 0
@@ -344,8 +350,15 @@ static void mtypes_init(void)
     MPI_CHECK(MPI_Type_create_struct(2, bl, disp, tt, &st));
     MPI_CHECK(MPI_Type_create_resized(st, -2, 12, &mt[M_SSI].dt));
     MPI_CHECK(MPI_Type_free(&st));
+    int one = 1, four = 4;
+    MPI_Aint at4 = 4, at8 = 8;
+    MPI_CHECK(MPI_Type_create_hindexed(1, &one, &at4, mt[M_CONTIG4].dt, &mt[M_SHIFT].dt));
+    MPI_CHECK(MPI_Type_create_hindexed(1, &four, &at8, MPI_INT, &st));
+    MPI_CHECK(MPI_Type_create_resized(st, 0, 24, &mt[M_GAPHEAD].dt));
+    MPI_CHECK(MPI_Type_free(&st));
+    MPI_CHECK(MPI_Type_contiguous(0, MPI_INT, &mt[M_EMPTY].dt));
     for (int t = 0; t < NMT; ++t) {
-        if (t == M_CONTIG4 || t == M_VEC4 || t == M_RLB || t == M_SSI) MPI_CHECK(MPI_Type_commit(&mt[t].dt));
+        if (t >= M_CONTIG4 && t != M_SHORTINT) MPI_CHECK(MPI_Type_commit(&mt[t].dt));
         MPI_Aint lb, ext;
         int size;
         MPI_CHECK(MPI_Type_get_extent(mt[t].dt, &lb, &ext));
@@ -1168,8 +1181,8 @@ static uint64_t next_seed(void) { return mix64(++seed_ctr * 0x51ed2701ULL); }
 /* Units per block: 0, 1, around one fragment, several times s*f. */
 static int mv_counts(const struct pair *pr, size_t *out)
 {
-    size_t ub = unit_bytes(pr), u = opt_f / ub;
-    size_t v[] = {0, 1, u - 1, u, u + 1, 3 * opt_s * opt_f / ub + 5};
+    size_t ub = unit_bytes(pr), u = opt_f / (ub ? ub : 1);
+    size_t v[] = {0, 1, u - 1, u, u + 1, 3 * opt_s * opt_f / (ub ? ub : 1) + 5};
     memcpy(out, v, sizeof v);
     return 6;
 }
@@ -1353,7 +1366,7 @@ static void sc_mixed(void)
         case 5: case 6: bytes = r2 % (2 * opt_f + 64); break;
         default: bytes = r2 % (2 * opt_s * opt_f); break;
         }
-        one_call(c, which, pr, cb, bytes / ub + ((r >> 40) & 1), (int) ((r >> 44) % (uint64_t) c->size),
+        one_call(c, which, pr, cb, bytes / (ub ? ub : 8) + ((r >> 40) & 1), (int) ((r >> 44) % (uint64_t) c->size),
                  (int) (r >> 52) & 1, next_seed());
     }
     MPI_CHECK(MPI_Comm_free(&dup));
