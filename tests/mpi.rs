@@ -584,6 +584,29 @@ fn np4_small_geometry_allreduce_reduce_scatter_allgather() {
     small(4, allreduce_only("reduce_scatter_allgather"), "1048576");
 }
 
+/// Geometries sharm must round or split unevenly: f not a multiple of 64,
+/// odd slot counts.
+fn odd(np: usize, slots: &str, fragment: &str) {
+    let mca = [
+        ("coll_sharm_queue_slots", slots),
+        ("coll_sharm_fragment_size", fragment),
+    ];
+    let args = [
+        "--s", slots, "--f", fragment, "--big", "2000000", "--calls", "2000",
+    ];
+    mpirun(np, &format!("{CORE},stress,packed"), &mca, &args);
+}
+
+#[test]
+fn np3_odd_geometry_s3_f100() {
+    odd(3, "3", "100");
+}
+
+#[test]
+fn np4_odd_geometry_s5_f192() {
+    odd(4, "5", "192");
+}
+
 #[test]
 fn np3_small_geometry_packed() {
     let mca = [
