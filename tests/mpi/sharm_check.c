@@ -996,11 +996,24 @@ static long *dmap_offsets(const struct dmap *d, long count, long *n_out)
 /* Bcast `count` elements of `rt` at the root and `count * ratio`... of `ot`
  * elsewhere (same type signature: a stream of ints), checking every data byte
  * and that no other byte of the receive buffers changed. */
+static void bcast_dtypes3(struct cinfo *c, const struct dmap *rt, long rcount, const struct dmap *ot,
+                          long ocount, const struct dmap *ot_odd, long ocount_odd, int root,
+                          uint64_t seed);
+
 static void bcast_dtypes(struct cinfo *c, const struct dmap *rt, long rcount, const struct dmap *ot,
                          long ocount, int root, uint64_t seed)
 {
-    const struct dmap *d = c->rank == root ? rt : ot;
-    long count = c->rank == root ? rcount : ocount;
+    bcast_dtypes3(c, rt, rcount, ot, ocount, ot, ocount, root, seed);
+}
+
+/* As bcast_dtypes, with receivers of odd rank using `ot_odd` x `ocount_odd`. */
+static void bcast_dtypes3(struct cinfo *c, const struct dmap *rt, long rcount, const struct dmap *ot,
+                          long ocount, const struct dmap *ot_odd, long ocount_odd, int root,
+                          uint64_t seed)
+{
+    const int odd = c->rank % 2 == 1;
+    const struct dmap *d = c->rank == root ? rt : odd ? ot_odd : ot;
+    long count = c->rank == root ? rcount : odd ? ocount_odd : ocount;
     long n;
     long *off = dmap_offsets(d, count, &n);
     /* Buffer spans [min(0, lo), max(extent * count, hi + ...)) plus guards. */
@@ -1017,8 +1030,8 @@ static void bcast_dtypes(struct cinfo *c, const struct dmap *rt, long rcount, co
     }
     unsigned char *copy = xmalloc(span);
     memcpy(copy, mem, span);
-    snprintf(ctx, sizeof(ctx), "call #%llu: MPI_Bcast root type=%s x %ld, other type=%s x %ld, root=%d comm=%s(size %d, my rank %d)",
-             ++call_seq, rt->name, rcount, ot->name, ocount, root, c->name, c->size, c->rank);
+    snprintf(ctx, sizeof(ctx), "call #%llu: MPI_Bcast root type=%s x %ld, even ranks' type=%s x %ld, odd ranks' type=%s x %ld, root=%d comm=%s(size %d, my rank %d)",
+             ++call_seq, rt->name, rcount, ot->name, ocount, ot_odd->name, ocount_odd, root, c->name, c->size, c->rank);
     int tsize;
     MPI_CHECK(MPI_Type_size(d->dt, &tsize));
     enum expect ex = expect_for(c->comm, count, (unsigned long long) count * (unsigned) tsize, EX_SERVE);
@@ -1137,6 +1150,20 @@ static void scenario_dtypes(void)
             long ints = streams[si];
             for (int root = 0; root < w.size; ++root) {
                 bcast_dtypes(&w, rt, ints * 4 / rs, ot, ints * 4 / os, root, ++seed);
+            }
+        }
+    }
+    /* Three different datatypes in one call: root, even and odd receivers. */
+    int triples[][3] = {{0, 2, 4}, {2, 3, 1}, {4, 0, 2}, {3, 4, 0}};
+    for (size_t ti = 0; ti < sizeof(triples) / sizeof(triples[0]); ++ti) {
+        const struct dmap *x[3] = {&d[triples[ti][0]], &d[triples[ti][1]], &d[triples[ti][2]]};
+        int sz[3];
+        for (int k = 0; k < 3; ++k) MPI_CHECK(MPI_Type_size(x[k]->dt, &sz[k]));
+        for (size_t si = 0; si < sizeof(streams) / sizeof(streams[0]); ++si) {
+            long bytes = streams[si] * 4;
+            for (int root = 0; root < w.size; ++root) {
+                bcast_dtypes3(&w, x[0], bytes / sz[0], x[1], bytes / sz[1], x[2], bytes / sz[2],
+                              root, ++seed);
             }
         }
     }
