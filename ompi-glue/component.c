@@ -114,6 +114,13 @@ static void register_string(const char *name, const char *help, char **storage)
                                            MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
+static const mca_base_var_enum_value_t alltoall_values[] = {
+    {SHARM_ALG_AUTO, "auto"}, {SHARM_ALG_LINEAR, "linear"}, {SHARM_ALG_PAIRWISE, "pairwise"},
+    {0, NULL}};
+static const mca_base_var_enum_value_t scan_values[] = {
+    {SHARM_ALG_AUTO, "auto"}, {SHARM_ALG_LINEAR, "linear"}, {SHARM_ALG_CHAIN, "chain"},
+    {0, NULL}};
+
 static const mca_base_var_enum_value_t hier_mode_values[] = {
     {SHARM_HIER_AUTO, "auto"}, {SHARM_HIER_OFF, "off"}, {SHARM_HIER_ON, "on"}, {0, NULL}};
 static const mca_base_var_enum_value_t group_alg_values[] = {
@@ -225,9 +232,21 @@ static void register_counters(void)
     }
 }
 
+/* An `<op>_algorithm` parameter with named values, stored per collective. */
+static void register_algorithm(const char *name, const char *help,
+                               const mca_base_var_enum_value_t *values, int coll)
+{
+    char enum_name[96];
+    mca_base_var_enum_t *named = NULL;
+
+    snprintf(enum_name, sizeof(enum_name), "coll_sharm_%ss", name);
+    (void) mca_base_var_enum_create(enum_name, values, &named);
+    register_int(name, help, named, OPAL_INFO_LVL_5, &param_algorithm[coll]);
+    OBJ_RELEASE(named);
+}
+
 static int sharm_register(void)
 {
-    mca_base_var_enum_t *algorithms = NULL, *allreduce_algorithms = NULL;
 
     register_int("priority",
                  "Priority of the sharm coll component (above coll/tuned's 30 by default; "
@@ -243,30 +262,36 @@ static int sharm_register(void)
     register_int("queue_slots", "Slots in each process's cyclic queue (s), at least 2",
                  NULL, OPAL_INFO_LVL_5, &param_queue_slots);
 
-    (void) mca_base_var_enum_create("coll_sharm_algorithms", algorithm_values, &algorithms);
-    register_int("barrier_algorithm",
-                 "MPI_Barrier algorithm (flags in the sync area, never the data queues): auto, "
-                 "linear (rank 0 polls everyone), knomial (arrivals gathered up a k-nomial tree)",
-                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_BARRIER]);
-    register_int("bcast_algorithm",
-                 "MPI_Bcast algorithm: auto (chosen by message size and process count), "
-                 "linear (all readers copy from the root's queue), knomial (k-nomial tree)",
-                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_BCAST]);
-    register_int("reduce_algorithm",
-                 "MPI_Reduce algorithm: auto, linear (the root reduces every queue in rank "
-                 "order), knomial (k-nomial tree, canonical order kept)",
-                 algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_REDUCE]);
-    (void) mca_base_var_enum_create("coll_sharm_allreduce_algorithms", allreduce_values,
-                                    &allreduce_algorithms);
-    register_int("allreduce_algorithm",
-                 "MPI_Allreduce algorithm: auto, linear or knomial (reduction to rank 0 fused "
-                 "with the broadcast of the result), allgather (every process reduces all "
-                 "contributions itself; small messages), reduce_scatter_allgather (each "
-                 "process reduces 1/p of the elements, then all exchange the slices; large "
-                 "messages)",
-                 allreduce_algorithms, OPAL_INFO_LVL_5, &param_algorithm[SHARM_COLL_ALLREDUCE]);
-    OBJ_RELEASE(allreduce_algorithms);
-    OBJ_RELEASE(algorithms);
+    register_algorithm("barrier_algorithm",
+                       "MPI_Barrier algorithm (flags in the sync area, never the data queues): "
+                       "auto, linear (everyone polls every arrival flag: one hop), knomial "
+                       "(arrivals gathered up a k-nomial tree, then one release flag)",
+                       algorithm_values, SHARM_COLL_BARRIER);
+    register_algorithm("bcast_algorithm",
+                       "MPI_Bcast algorithm: auto (chosen by process count), linear (all "
+                       "readers copy from the root's queue), knomial (pipelined k-nomial tree)",
+                       algorithm_values, SHARM_COLL_BCAST);
+    register_algorithm("reduce_algorithm",
+                       "MPI_Reduce algorithm: auto, linear (the root reduces every queue in "
+                       "rank order), knomial (k-nomial tree, canonical order kept)",
+                       algorithm_values, SHARM_COLL_REDUCE);
+    register_algorithm("allreduce_algorithm",
+                       "MPI_Allreduce algorithm: auto, linear or knomial (reduction to rank 0 "
+                       "fused with the broadcast of the result), allgather (every process "
+                       "reduces all contributions itself; small messages), "
+                       "reduce_scatter_allgather (each process reduces 1/p of the elements, "
+                       "then all exchange the slices; large messages)",
+                       allreduce_values, SHARM_COLL_ALLREDUCE);
+    register_algorithm("alltoall_algorithm",
+                       "MPI_Alltoall algorithm: auto (linear up to one fragment per block), "
+                       "linear (all blocks published at once, one phase), pairwise (p-1 "
+                       "exchange rounds; MPI_Alltoallv always uses it)",
+                       alltoall_values, SHARM_COLL_ALLTOALL);
+    register_algorithm("scan_algorithm",
+                       "MPI_Scan and MPI_Exscan algorithm: auto, linear (every process folds "
+                       "all lower ranks' parts itself), chain (the prefix passes from rank to "
+                       "rank; large messages, many processes)",
+                       scan_values, SHARM_COLL_SCAN);
 
     register_int("knomial_radix", "Radix k of the k-nomial trees (2 = binomial)", NULL,
                  OPAL_INFO_LVL_5, &param_knomial_radix);

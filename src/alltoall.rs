@@ -1,52 +1,106 @@
-//! MPI_Alltoall(v): p-1 pairwise rounds; in round k a process streams its
-//! block for (me+k) mod p and receives the block of (me-k) mod p, fragment by
-//! fragment in alternation (so no round waits in a cycle).  Each round has its
-//! own operation number, so a receiver needs only its own counts.
+//! MPI_Alltoall(v).
+//!
+//! * pairwise (Alltoallv always; Alltoall above one fragment per block): p-1
+//!   rounds; in round k a process streams its block for (me+k) mod p and
+//!   receives the block of (me-k) mod p, fragment by fragment in alternation
+//!   (so no round waits in a cycle).  Each round has its own operation
+//!   number, so a receiver needs only its own counts.
+//! * linear (Alltoall, equal blocks): one operation; every process publishes
+//!   its p-1 blocks one after the other (block for (me+j) mod p at positions
+//!   j·F ...), and reads its own block from every queue, trailing its writing
+//!   by up to one queue's worth of positions (the argument of
+//!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
 use crate::comm::Shared;
 use crate::gather::RootSide;
+use crate::params::Algorithm;
 use crate::payload::Payload;
 use crate::queue::Readers;
+use crate::stats::Coll;
 
-/// `send`: the send side (None: MPI_IN_PLACE, data taken from `recv`).
-pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide) -> bool {
-    let (me, p) = (sh.me, sh.p);
-    let first = sh.next_ops(p);
-    // In place, a block may be overwritten before it is sent: send from a
-    // packed copy of the receive buffer instead.
-    let mut copy: Vec<u8> = Vec::new();
-    let mut offsets = vec![0usize; p + 1];
-    if send.is_none() {
-        for r in 0..p {
-            let end = offsets[r] + recv.block(r).bytes();
-            offsets[r + 1] = end;
+/// Where the block for each destination comes from: the send side, or (in
+/// place) a packed copy of the receive buffer, since a block may be
+/// overwritten before it is sent.
+struct Sources<'a> {
+    send: Option<&'a RootSide<'a>>,
+    copy: Vec<u8>,
+    offsets: Vec<usize>,
+}
+
+impl<'a> Sources<'a> {
+    fn new(send: Option<&'a RootSide<'a>>, recv: &RootSide, p: usize) -> Option<Sources<'a>> {
+        let mut copy = Vec::new();
+        let mut offsets = vec![0usize; p + 1];
+        if send.is_none() {
+            for r in 0..p {
+                let end = offsets[r] + recv.block(r).bytes();
+                offsets[r + 1] = end;
+            }
+            copy.resize(offsets[p], 0);
+            for (r, &offset) in offsets[..p].iter().enumerate() {
+                let block = recv.block(r);
+                let mut src = block.source()?;
+                // SAFETY: `copy` holds offsets[p] bytes.
+                unsafe { src.read(0, copy.as_mut_ptr().add(offset), block.bytes()) };
+            }
         }
-        copy.resize(offsets[p], 0);
-        for (r, &offset) in offsets[..p].iter().enumerate() {
-            let block = recv.block(r);
-            let Some(mut src) = block.source() else {
-                return false;
-            };
-            // SAFETY: `copy` holds offsets[p] bytes.
-            unsafe { src.read(0, copy.as_mut_ptr().add(offset), block.bytes()) };
+        Some(Sources {
+            send,
+            copy,
+            offsets,
+        })
+    }
+
+    /// The stream for destination `to`, and its length.
+    fn block(&mut self, to: usize) -> Option<(Payload, usize)> {
+        match self.send {
+            Some(side) => {
+                let block = side.block(to);
+                Some((block.source()?, block.bytes()))
+            }
+            // SAFETY: offsets lie within `copy`.
+            None => Some((
+                Payload::Contiguous(unsafe { self.copy.as_mut_ptr().add(self.offsets[to]) }),
+                self.offsets[to + 1] - self.offsets[to],
+            )),
         }
     }
+}
+
+/// `send`: the send side (None: MPI_IN_PLACE, data taken from `recv`);
+/// `uniform`: all blocks have the same size (MPI_Alltoall).
+pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, uniform: bool) -> bool {
+    let p = sh.p;
+    let Some(mut sources) = Sources::new(send, recv, p) else {
+        return false;
+    };
+    let block_bytes = recv.block(sh.me).bytes();
+    let linear = uniform
+        && match sh.params.algorithm(Coll::Alltoall) {
+            Algorithm::Linear => true,
+            Algorithm::Auto => block_bytes <= sh.fragment(),
+            _ => false,
+        };
+    let moved = if linear {
+        linear_exchange(sh, &mut sources, recv, block_bytes)
+    } else {
+        pairwise(sh, &mut sources, recv)
+    };
+    moved
+        && match send {
+            Some(side) => side.block(sh.me).copy_to(&recv.block(sh.me)),
+            None => true,
+        }
+}
+
+fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
+    let (me, p) = (sh.me, sh.p);
+    let first = sh.next_ops(p);
     for k in 1..p {
         let (to, from) = ((me + k) % p, (me + p - k) % p);
         let op = first + k as u64;
-        let (mut src, out_bytes) = match send {
-            Some(side) => {
-                let block = side.block(to);
-                let Some(src) = block.source() else {
-                    return false;
-                };
-                (src, block.bytes())
-            }
-            // SAFETY: offsets lie within `copy`.
-            None => (
-                Payload::Contiguous(unsafe { copy.as_mut_ptr().add(offsets[to]) }),
-                offsets[to + 1] - offsets[to],
-            ),
+        let Some((mut src, out_bytes)) = sources.block(to) else {
+            return false;
         };
         let incoming = recv.block(from);
         let Some(mut sink) = incoming.sink() else {
@@ -62,8 +116,60 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide) -> bo
             }
         }
     }
-    match send {
-        Some(side) => side.block(me).copy_to(&recv.block(me)),
-        None => true,
+    true
+}
+
+fn linear_exchange(
+    sh: &mut Shared,
+    sources: &mut Sources,
+    recv: &RootSide,
+    block_bytes: usize,
+) -> bool {
+    let (me, p) = (sh.me, sh.p);
+    let cut = sh.cut(block_bytes);
+    let per_block = cut.count();
+    let op = sh.next_op();
+    let lag = cut.lag_limit(sh.queues.layout().s);
+    let total = (p - 1) * per_block;
+    let mut outgoing = Vec::with_capacity(p - 1);
+    for j in 1..p {
+        let Some((src, _)) = sources.block((me + j) % p) else {
+            return false;
+        };
+        outgoing.push(src);
     }
+    // From writer w, our block is its ((me - w) mod p)-th, at j-1 blocks in.
+    let mut incoming = Vec::with_capacity(p - 1);
+    for k in 1..p {
+        let w = (me + p - k) % p;
+        let Some(sink) = recv.block(w).sink() else {
+            return false;
+        };
+        incoming.push((w, (k - 1) * per_block, sink));
+    }
+    for step in 0..total + lag {
+        if step < total {
+            // Fragment i of block j goes to position `step`.
+            let (j, i) = (step / per_block, step % per_block);
+            let (len, pos) = (cut.len(i), cut.pos(op, step));
+            let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+            // SAFETY: `dst` is our reserved slot of >= len bytes.
+            unsafe { outgoing[j].read(i * cut.size, dst, len) };
+            sh.writer
+                .publish(&sh.queues, pos, len, Readers::One((me + j + 1) % p));
+        }
+        if step >= lag {
+            let at = step - lag;
+            for (w, base, sink) in incoming.iter_mut() {
+                if at >= *base && at < *base + per_block {
+                    let i = at - *base;
+                    let frag = sh.queues.receive(&sh.waiter, *w, cut.pos(op, at));
+                    // SAFETY: the fragment stays valid until released.
+                    unsafe { sink.write(i * cut.size, frag.data, frag.len) };
+                    sh.queues.release(me, *w, frag);
+                }
+            }
+        }
+    }
+    true
 }

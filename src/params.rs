@@ -14,6 +14,10 @@ pub enum Algorithm {
     Allgather,
     /// Reduce-scatter, then allgather of the reduced slices (Allreduce only).
     ReduceScatterAllgather,
+    /// p-1 pairwise exchange rounds (Alltoall only).
+    Pairwise,
+    /// Prefix passed from rank to rank (Scan/Exscan only).
+    Chain,
 }
 
 impl Algorithm {
@@ -23,6 +27,8 @@ impl Algorithm {
             2 => Algorithm::Knomial,
             3 => Algorithm::Allgather,
             4 => Algorithm::ReduceScatterAllgather,
+            6 => Algorithm::Pairwise,
+            7 => Algorithm::Chain,
             _ => Algorithm::Auto,
         }
     }

@@ -1,14 +1,81 @@
-//! MPI_Scan and MPI_Exscan: every process publishes each fragment of its
-//! input once, to all higher ranks, and folds the lower ranks' fragments
-//! itself in canonical order (`x_0 op ... op x_r`), so no chain of p hops
-//! delays the last rank.
+//! MPI_Scan and MPI_Exscan, in canonical order (`x_0 op ... op x_r`, right
+//! for non-commutative operations).
+//!
+//! * linear: every process publishes each fragment of its input once, to all
+//!   higher ranks, and folds the lower ranks' fragments itself, so no chain
+//!   of p hops delays the last rank (small messages, few processes).
+//! * chain: process r receives the prefix of ranks below it from r-1, extends
+//!   it with its own part in its outgoing slot and passes it to r+1: one
+//!   fragment read and one reduction per process (large messages, many
+//!   processes), pipelined fragment by fragment.
 
 use crate::comm::Shared;
+use crate::params::Algorithm;
 use crate::queue::Readers;
 use crate::reduce::{fold_ranks, Piece, Reduction};
+use crate::stats::Coll;
+
+/// Under `auto`, the chain from this many processes and bytes on.
+const CHAIN_MIN_PROCS: usize = 9;
+const CHAIN_MIN_BYTES: usize = 64 * 1024;
 
 /// `inclusive`: Scan (else Exscan, whose rank 0 receives nothing).
 pub fn scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
+    let bytes = red.layout.span(red.layout.count);
+    let chain = match sh.params.algorithm(Coll::Scan) {
+        Algorithm::Chain => true,
+        Algorithm::Auto => sh.p >= CHAIN_MIN_PROCS && bytes >= CHAIN_MIN_BYTES,
+        _ => false,
+    };
+    if chain {
+        chain_scan(sh, red, inclusive)
+    } else {
+        linear_scan(sh, red, inclusive)
+    }
+}
+
+fn chain_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
+    let cut = sh.cut(red.layout.span(red.layout.count));
+    let (me, p, f) = (sh.me, sh.p, cut.size);
+    let op = sh.next_op();
+    for i in 0..red.layout.fragments(f) {
+        let (_, n, offset, len) = red.layout.fragment(i, f);
+        let pos = cut.pos(op, i);
+        // SAFETY (whole block): offsets stay within the buffers of `count`
+        // elements; slots and scratch hold a fragment; a received fragment
+        // stays valid until released.
+        unsafe {
+            let own = red.own.add(offset);
+            let out = red.rbuf.add(offset);
+            let below = (me > 0).then(|| sh.queues.receive(&sh.waiter, me - 1, pos));
+            // acc = (prefix below) op x_me: in our outgoing slot when a higher
+            // rank needs it, else in scratch.  Our input is read into it
+            // before the result overwrites the receive buffer (in place).
+            let acc = if me + 1 < p {
+                sh.writer.reserve(&sh.queues, &sh.waiter, pos, len)
+            } else {
+                sh.scratch.ptr()
+            };
+            std::ptr::copy_nonoverlapping(own, acc, len);
+            if let Some(frag) = below {
+                red.op.reduce(frag.data, acc, n, red.dtype);
+                if !inclusive {
+                    red.layout.copy_to_user(out, frag.data, n);
+                }
+                sh.queues.release(me, me - 1, frag);
+            }
+            if inclusive {
+                red.layout.copy_to_user(out, acc, n);
+            }
+            if me + 1 < p {
+                sh.writer
+                    .publish(&sh.queues, pos, len, Readers::One(me + 1));
+            }
+        }
+    }
+}
+
+fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     let cut = sh.cut(red.layout.span(red.layout.count));
     let (me, p, f) = (sh.me, sh.p, cut.size);
     let op = sh.next_op();

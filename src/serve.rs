@@ -363,7 +363,12 @@ unsafe fn movement_call(
         _ => {
             let send_side = side(call.sbuf, call.scount, call.scounts, call.sdispls, sdt);
             let recv_side = side(call.rbuf, call.rcount, call.rcounts, call.rdispls, rdt);
-            alltoall::alltoall(sh, (!send_in_place).then_some(&send_side), &recv_side)
+            alltoall::alltoall(
+                sh,
+                (!send_in_place).then_some(&send_side),
+                &recv_side,
+                coll == Coll::Alltoall,
+            )
         }
     };
     status(ok)

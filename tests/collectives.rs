@@ -375,6 +375,54 @@ fn np6_allreduce_reduce_scatter_allgather() {
     allreduce(6, "reduce_scatter_allgather");
 }
 
+// ---- Alltoall and Scan/Exscan under each named algorithm ----
+
+fn forced(np: usize, scenario: &str, param: &str, alg: &str, geometry: &[(&str, &str)]) {
+    let mut mca = vec![(param, alg)];
+    mca.extend_from_slice(geometry);
+    let (_, served, _) = totals(&mpirun(np, scenario, &mca, &[]));
+    assert!(served > 0, "sharm served nothing");
+}
+
+#[test]
+fn alltoall_linear_and_pairwise() {
+    for alg in ["linear", "pairwise"] {
+        for np in [2, 3, 5] {
+            forced(np, "alltoall", "coll_sharm_alltoall_algorithm", alg, &[]);
+        }
+        // Many fragments per block and queue wrap-around.
+        forced(
+            4,
+            "alltoall",
+            "coll_sharm_alltoall_algorithm",
+            alg,
+            &[
+                ("coll_sharm_queue_slots", "2"),
+                ("coll_sharm_fragment_size", "64"),
+            ],
+        );
+    }
+}
+
+#[test]
+fn scan_linear_and_chain() {
+    for alg in ["linear", "chain"] {
+        for np in [2, 3, 5] {
+            forced(np, "scan", "coll_sharm_scan_algorithm", alg, &[]);
+        }
+        forced(
+            4,
+            "scan",
+            "coll_sharm_scan_algorithm",
+            alg,
+            &[
+                ("coll_sharm_queue_slots", "2"),
+                ("coll_sharm_fragment_size", "64"),
+            ],
+        );
+    }
+}
+
 // ---- small geometries: many fragments, queue wrap-around ----
 
 fn geometry(np: usize, s: &str, f: &str, alg: &str, big: &str) {
