@@ -32,10 +32,11 @@ import sys
 from collections import defaultdict
 
 OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
-       "barrier"]
+       "alltoall", "reduce_scatter_block", "scan", "exscan", "allgatherv",
+       "gatherv", "barrier"]
 # Column order; unknown configs go last.
 CONFIG_ORDER = [
-    "sharm",
+    "sharm", "sharm-hier",
     "sharm-bcast-linear", "sharm-bcast-knomial",
     "sharm-reduce-linear", "sharm-reduce-knomial",
     "sharm-allreduce-linear", "sharm-allreduce-knomial",
@@ -209,13 +210,24 @@ def skew_flattered(row):
 
 # -------------------------------------------------------------- copy limit
 
+def vblock(n, r):
+    """Rank r's block in Allgatherv/Gatherv (as in sharm_bench.c)."""
+    return (n * (1 + r % 3) + 1) // 2
+
+
 def reader_bytes(op, n, np_):
     """Bytes the busiest receiving rank must at least receive."""
-    if op in ("gather", "allgather"):
+    if op in ("gather", "allgather", "alltoall", "reduce_scatter_block"):
         return (np_ - 1) * n
+    if op in ("allgatherv", "gatherv"):
+        blocks = [vblock(n, r) for r in range(np_)]
+        # gatherv: the root (rank 0) gets all other blocks; allgatherv: the
+        # rank with the smallest own block gets the most
+        own = blocks[0] if op == "gatherv" else min(blocks)
+        return sum(blocks) - own
     if op == "barrier":
         return 0
-    return n   # bcast, scatter, reduce, allreduce
+    return n   # bcast, scatter, reduce, allreduce, scan, exscan
 
 
 def copy_limit_us(op, n, np_, memcpy):
@@ -296,6 +308,11 @@ def print_table(op, np_, rows, memcpy):
               for i in range(len(head))]
     what = "median" if METRIC == "median_us" else "span"
     print(f"\n== {op}  np={np_}  ({what} latency, us; lower is better)")
+    if op in ("allgatherv", "gatherv"):
+        print("  size = nominal block n; rank r contributes "
+              "n*(1 + r mod 3)/2 bytes")
+    elif op == "reduce_scatter_block":
+        print("  size = each rank's result block")
     for r in [head] + lines:
         print("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip())
     if any(skew_flattered(r) for r in sel.values()):

@@ -3,8 +3,9 @@
  *
  * One source, built against Open MPI (mpicc.openmpi), MPICH (mpicc.mpich)
  * or Intel MPI (MPICH ABI).  Measures Bcast, Reduce, Allreduce, Allgather,
- * Gather, Scatter and Barrier for a list of message sizes and prints one
- * machine-readable line per (op, size) on rank 0's stdout:
+ * Gather, Scatter, Alltoall, Reduce_scatter_block, Scan, Exscan,
+ * Allgatherv, Gatherv and Barrier for a list of message sizes and prints
+ * one machine-readable line per (op, size) on rank 0's stdout:
  *
  *   RESULT op=bcast bytes=8 np=2 median_us=1.234 min_us=1.100 mean_us=1.300
  *          max_us=9.000 iters=1000 warmup=20 status=OK
@@ -34,9 +35,12 @@
  *    --min-iters / --max-iters.
  *  - Every result is checked against an expectation computed locally
  *    (outside the timed region).  Reductions use MPI_FLOAT / MPI_SUM with
- *    small integer values, so the sum is exact in any order.  A wrong
- *    answer is reported as status=WRONG without timing figures, and the
- *    program exits with status 1.
+ *    small integer values, so the sum is exact in any order (Scan and
+ *    Exscan check each rank's prefix; Exscan's rank 0 result is undefined
+ *    and not checked).  Every Alltoall block has a pattern of its own
+ *    (source, destination) pair.  A wrong answer is reported as
+ *    status=WRONG without timing figures, and the program exits with
+ *    status 1.
  *  - All bookkeeping traffic (agreement on iteration counts, collecting
  *    times and errors) is point-to-point on a duplicated communicator, so
  *    the component under test is used only by the measured calls.
@@ -60,13 +64,18 @@
 /* Options                                                             */
 /* ------------------------------------------------------------------ */
 
+/* Sized operations first; Barrier (no size) must stay the last one. */
 enum op_id {
     OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, OP_GATHER, OP_SCATTER,
+    OP_ALLTOALL, OP_REDUCE_SCATTER_BLOCK, OP_SCAN, OP_EXSCAN,
+    OP_ALLGATHERV, OP_GATHERV,
     OP_BARRIER, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
     "bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
+    "alltoall", "reduce_scatter_block", "scan", "exscan",
+    "allgatherv", "gatherv",
     "barrier"
 };
 
@@ -81,7 +90,7 @@ typedef struct {
     int max_warmup;
     int root;
     int memcpy_mode;
-    int inject_wrong;             /* op whose result is corrupted, or -1 */
+    unsigned inject_mask;         /* ops whose results are corrupted */
 } options_t;
 
 static void usage(FILE *f)
@@ -89,7 +98,9 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: sharm_bench [options]\n"
         "  --ops LIST        comma list of bcast,reduce,allreduce,allgather,\n"
-        "                    gather,scatter,barrier (default: all)\n"
+        "                    gather,scatter,alltoall,reduce_scatter_block,\n"
+        "                    scan,exscan,allgatherv,gatherv,barrier\n"
+        "                    (default: all)\n"
         "  --sizes LIST      comma list of byte sizes, K/M suffixes allowed\n"
         "                    (default: 8,512,8K,64K,1M,4M)\n"
         "  --budget-ms MS    wall time per (op,size) (default 200)\n"
@@ -98,8 +109,9 @@ static void usage(FILE *f)
         "  --max-warmup N    maximum warm-up iterations (default 20)\n"
         "  --root R          root rank for rooted collectives (default 0)\n"
         "  --memcpy          single-core memcpy bandwidth test, no MPI\n"
-        "  --inject-wrong OP self-test only: corrupt OP's result on one rank\n"
-        "                    after each call (must be reported WRONG)\n");
+        "  --inject-wrong LIST self-test only: corrupt the result of these\n"
+        "                    ops on one rank after each call (must be\n"
+        "                    reported WRONG)\n");
 }
 
 /* Parses "8", "64K", "4M" (binary multiples).  Returns 0 on error. */
@@ -120,7 +132,7 @@ static size_t parse_size(const char *s)
 
 static int parse_ops(const char *list, unsigned *mask)
 {
-    char buf[256];
+    char buf[512];
     snprintf(buf, sizeof buf, "%s", list);
     *mask = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
@@ -177,7 +189,6 @@ static int parse_options(int argc, char **argv, options_t *o)
     o->min_iters = 5;
     o->max_iters = 1000;
     o->max_warmup = 20;
-    o->inject_wrong = -1;
     parse_sizes("8,512,8K,64K,1M,4M", o);
 
     for (int i = 1; i < argc; i++) {
@@ -208,14 +219,8 @@ static int parse_options(int argc, char **argv, options_t *o)
             bad = parse_int_arg(v, 0, &o->max_warmup);
         else if (strcmp(a, "--root") == 0)
             bad = parse_int_arg(v, 0, &o->root);
-        else if (strcmp(a, "--inject-wrong") == 0) {
-            unsigned m = 0;
-            bad = parse_ops(v, &m);
-            for (int k = 0; k < OP_COUNT; k++)
-                if (m == 1u << k)
-                    o->inject_wrong = k;
-            bad = bad || o->inject_wrong < 0;
-        }
+        else if (strcmp(a, "--inject-wrong") == 0)
+            bad = parse_ops(v, &o->inject_mask);
         else {
             fprintf(stderr, "sharm_bench: unknown option %s\n", a);
             usage(stderr);
@@ -376,19 +381,22 @@ static void fill_floats(float *buf, size_t count, int rank, unsigned iter)
         buf[i] = float_of(seed, i);
 }
 
-/* Checks buf == sum over all ranks; returns first wrong index or SIZE_MAX. */
-static size_t check_float_sum(const float *buf, size_t count, int np,
-                              unsigned iter, float *expected_out)
+/* Checks buf[i] == sum over ranks 0..nranks-1 of element first + i of
+ * their fill_floats input (Reduce/Allreduce: all ranks, first = 0;
+ * Reduce_scatter_block: this rank's slice; Scan/Exscan: the ranks of the
+ * prefix).  Returns the first wrong index or SIZE_MAX. */
+static size_t check_float_sum(const float *buf, size_t count, size_t first,
+                              int nranks, unsigned iter, float *expected_out)
 {
     enum { MAX_SEEDS = 4096 };
     uint32_t seeds[MAX_SEEDS];
-    int ns = np < MAX_SEEDS ? np : MAX_SEEDS;
+    int ns = nranks < MAX_SEEDS ? nranks : MAX_SEEDS;
     for (int r = 0; r < ns; r++)
         seeds[r] = seed_of(r, iter);
     for (size_t i = 0; i < count; i++) {
         float expect = 0.0f;
         for (int r = 0; r < ns; r++)
-            expect += float_of(seeds[r], i);
+            expect += float_of(seeds[r], first + i);
         if (buf[i] != expect) {
             *expected_out = expect;
             return i;
@@ -445,13 +453,23 @@ static double ctl_max(double v)
 /* Operations under test                                               */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Sizes: `bytes` is per rank for Bcast, Reduce, Allreduce, Scan, Exscan;
+ * per block for Allgather, Gather, Scatter and Alltoall (as in OSU); the
+ * per-rank result block for Reduce_scatter_block; and the nominal block
+ * for Allgatherv / Gatherv, where rank r contributes vblock(bytes, r)
+ * bytes (irregular counts) placed at reversed displacements (rank p-1's
+ * block first).  Reductions use MPI_FLOAT / MPI_SUM with bytes/4 elements
+ * (at least one).
+ */
 typedef struct {
     enum op_id op;
     int rank, np, root;
-    size_t bytes;          /* per-rank message size in bytes */
-    size_t count;          /* elements passed to the MPI call */
+    size_t bytes;          /* nominal message size in bytes (see above) */
+    size_t count;          /* elements passed to the MPI call (send side) */
     void *sbuf, *rbuf;
     size_t sbytes, rbytes; /* allocated sizes (0: not allocated) */
+    int *vcounts, *vdispls; /* Allgatherv / Gatherv: per-rank counts */
 } ctx_t;
 
 static void *xmalloc(size_t n)
@@ -467,6 +485,34 @@ static void *xmalloc(size_t n)
     return p;
 }
 
+/* Irregular block of rank r for the v-variants: bytes * (1 + r mod 3) / 2,
+ * rounded (n/2, n, 3n/2, n/2, ...; never 0 for n >= 1). */
+static size_t vblock(size_t n, int r)
+{
+    return (n * (size_t)(1 + r % 3) + 1) / 2;
+}
+
+/* Seed id of the Alltoall block that `src` sends to `dst`: distinct for
+ * every ordered pair and from the plain rank ids 0..np-1, so a block from
+ * the wrong source or for the wrong destination is detected. */
+static int pair_id(int src, int dst, int np)
+{
+    return np + src * np + dst;
+}
+
+static size_t float_count(size_t n)
+{
+    return n / sizeof(float) ? n / sizeof(float) : 1;
+}
+
+static void too_large(const ctx_t *c, size_t what)
+{
+    fprintf(stderr, "sharm_bench: %s with %zu bytes at np=%d needs a count "
+            "or displacement of %zu > INT_MAX\n", op_names[c->op], c->bytes,
+            c->np, what);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
 static void ctx_setup(ctx_t *c)
 {
     int is_root = c->rank == c->root;
@@ -479,12 +525,13 @@ static void ctx_setup(ctx_t *c)
         break;
     case OP_REDUCE:
     case OP_ALLREDUCE:
-        c->count = n / sizeof(float) ? n / sizeof(float) : 1;
+        c->count = float_count(n);
         c->sbytes = c->count * sizeof(float);
         c->rbytes = (c->op == OP_ALLREDUCE || is_root) ? c->sbytes : 0;
         break;
     case OP_ALLGATHER:
-        c->sbytes = n;
+    case OP_ALLTOALL:
+        c->sbytes = c->op == OP_ALLTOALL ? n * p : n;
         c->rbytes = n * p;
         break;
     case OP_GATHER:
@@ -495,11 +542,41 @@ static void ctx_setup(ctx_t *c)
         c->sbytes = is_root ? n * p : 0;
         c->rbytes = n;
         break;
+    case OP_REDUCE_SCATTER_BLOCK:
+        c->count = float_count(n);            /* recvcount per rank */
+        c->rbytes = c->count * sizeof(float);
+        c->sbytes = c->rbytes * p;
+        break;
+    case OP_SCAN:
+    case OP_EXSCAN:
+        c->count = float_count(n);
+        c->sbytes = c->rbytes = c->count * sizeof(float);
+        break;
+    case OP_ALLGATHERV:
+    case OP_GATHERV: {
+        c->vcounts = xmalloc(p * sizeof(int));
+        c->vdispls = xmalloc(p * sizeof(int));
+        size_t off = 0;
+        for (int r = c->np - 1; r >= 0; r--) {  /* reversed displacements */
+            size_t b = vblock(n, r);
+            if (b > INT_MAX || off > INT_MAX)
+                too_large(c, b > off ? b : off);
+            c->vcounts[r] = (int)b;
+            c->vdispls[r] = (int)off;
+            off += b;
+        }
+        c->count = (size_t)c->vcounts[c->rank];
+        c->sbytes = c->count;
+        c->rbytes = (c->op == OP_ALLGATHERV || is_root) ? off : 0;
+        break;
+    }
     case OP_BARRIER:
     case OP_COUNT:
         c->count = 0;
         break;
     }
+    if (c->count > INT_MAX)
+        too_large(c, c->count);
     c->sbuf = xmalloc(c->sbytes);
     c->rbuf = xmalloc(c->rbytes);
 }
@@ -508,30 +585,46 @@ static void ctx_free(ctx_t *c)
 {
     free(c->sbuf);
     free(c->rbuf);
+    free(c->vcounts);
+    free(c->vdispls);
     c->sbuf = c->rbuf = NULL;
+    c->vcounts = c->vdispls = NULL;
 }
 
 /* Writes this iteration's input pattern (outside the timed region). */
 static void op_prepare(ctx_t *c, unsigned iter)
 {
+    unsigned char *s = c->sbuf;
     switch (c->op) {
     case OP_BCAST:
         if (c->rank == c->root)
-            fill_bytes(c->sbuf, c->bytes, c->rank, iter);
+            fill_bytes(s, c->bytes, c->rank, iter);
         break;
     case OP_REDUCE:
     case OP_ALLREDUCE:
+    case OP_SCAN:
+    case OP_EXSCAN:
         fill_floats(c->sbuf, c->count, c->rank, iter);
+        break;
+    case OP_REDUCE_SCATTER_BLOCK:
+        /* one pattern over all p slices: slice r is elements r*count.. */
+        fill_floats(c->sbuf, c->count * (size_t)c->np, c->rank, iter);
         break;
     case OP_ALLGATHER:
     case OP_GATHER:
-        fill_bytes(c->sbuf, c->bytes, c->rank, iter);
+    case OP_ALLGATHERV:
+    case OP_GATHERV:
+        fill_bytes(s, c->count, c->rank, iter);
         break;
     case OP_SCATTER:
         if (c->rank == c->root)
             for (int r = 0; r < c->np; r++)
-                fill_bytes((unsigned char *)c->sbuf + (size_t)r * c->bytes,
-                           c->bytes, r, iter);
+                fill_bytes(s + (size_t)r * c->bytes, c->bytes, r, iter);
+        break;
+    case OP_ALLTOALL:
+        for (int d = 0; d < c->np; d++)
+            fill_bytes(s + (size_t)d * c->bytes, c->bytes,
+                       pair_id(c->rank, d, c->np), iter);
         break;
     case OP_BARRIER:
     case OP_COUNT:
@@ -543,41 +636,70 @@ static void op_prepare(ctx_t *c, unsigned iter)
 static int op_execute(ctx_t *c)
 {
     int n = (int)c->count;
+    MPI_Comm w = MPI_COMM_WORLD;
     switch (c->op) {
     case OP_BCAST:
-        return MPI_Bcast(c->sbuf, n, MPI_BYTE, c->root, MPI_COMM_WORLD);
+        return MPI_Bcast(c->sbuf, n, MPI_BYTE, c->root, w);
     case OP_REDUCE:
         return MPI_Reduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, c->root,
-                          MPI_COMM_WORLD);
+                          w);
     case OP_ALLREDUCE:
-        return MPI_Allreduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM,
-                             MPI_COMM_WORLD);
+        return MPI_Allreduce(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w);
     case OP_ALLGATHER:
-        return MPI_Allgather(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE,
-                             MPI_COMM_WORLD);
+        return MPI_Allgather(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE, w);
     case OP_GATHER:
         return MPI_Gather(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE,
-                          c->root, MPI_COMM_WORLD);
+                          c->root, w);
     case OP_SCATTER:
         return MPI_Scatter(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE,
-                           c->root, MPI_COMM_WORLD);
+                           c->root, w);
+    case OP_ALLTOALL:
+        return MPI_Alltoall(c->sbuf, n, MPI_BYTE, c->rbuf, n, MPI_BYTE, w);
+    case OP_REDUCE_SCATTER_BLOCK:
+        return MPI_Reduce_scatter_block(c->sbuf, c->rbuf, n, MPI_FLOAT,
+                                        MPI_SUM, w);
+    case OP_SCAN:
+        return MPI_Scan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w);
+    case OP_EXSCAN:
+        return MPI_Exscan(c->sbuf, c->rbuf, n, MPI_FLOAT, MPI_SUM, w);
+    case OP_ALLGATHERV:
+        return MPI_Allgatherv(c->sbuf, n, MPI_BYTE, c->rbuf, c->vcounts,
+                              c->vdispls, MPI_BYTE, w);
+    case OP_GATHERV:
+        return MPI_Gatherv(c->sbuf, n, MPI_BYTE, c->rbuf, c->vcounts,
+                           c->vdispls, MPI_BYTE, c->root, w);
     case OP_BARRIER:
-        return MPI_Barrier(MPI_COMM_WORLD);
+        return MPI_Barrier(w);
     case OP_COUNT:
         break;
     }
     return MPI_ERR_OTHER;
 }
 
-/* Checks block `r` of a gathered buffer; fills `detail` on error. */
-static int check_block(const unsigned char *base, size_t n, int r,
+/* Checks that `len` bytes at `at` hold pattern `id` (block `r` of the
+ * result); fills `detail` on error. */
+static int check_block(const unsigned char *at, size_t len, int id, int r,
                        unsigned iter, const char *what, char *detail,
                        size_t dlen)
 {
-    size_t bad = check_bytes(base + (size_t)r * n, n, r, iter);
+    size_t bad = check_bytes(at, len, id, iter);
     if (bad == SIZE_MAX)
         return 0;
     snprintf(detail, dlen, "%s block %d byte %zu differs", what, r, bad);
+    return 1;
+}
+
+/* Checks a float result against the sum of `nranks` ranks' inputs. */
+static int check_sum(const ctx_t *c, size_t first, int nranks, unsigned iter,
+                     char *detail, size_t dlen)
+{
+    float expect = 0.0f;
+    size_t bad = check_float_sum(c->rbuf, c->count, first, nranks, iter,
+                                 &expect);
+    if (bad == SIZE_MAX)
+        return 0;
+    snprintf(detail, dlen, "element %zu is %g, expected %g", bad,
+             (double)((float *)c->rbuf)[bad], (double)expect);
     return 1;
 }
 
@@ -585,8 +707,8 @@ static int check_block(const unsigned char *base, size_t n, int r,
 static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
 {
     int is_root = c->rank == c->root;
+    const unsigned char *rb = c->rbuf;
     size_t bad;
-    float expect = 0.0f;
 
     switch (c->op) {
     case OP_BCAST:
@@ -597,26 +719,44 @@ static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
         }
         return 0;
     case OP_REDUCE:
+        return is_root ? check_sum(c, 0, c->np, iter, detail, dlen) : 0;
     case OP_ALLREDUCE:
-        if (c->op == OP_REDUCE && !is_root)
-            return 0;
-        bad = check_float_sum(c->rbuf, c->count, c->np, iter, &expect);
-        if (bad != SIZE_MAX) {
-            snprintf(detail, dlen, "element %zu is %g, expected %g", bad,
-                     (double)((float *)c->rbuf)[bad], (double)expect);
-            return 1;
-        }
-        return 0;
+        return check_sum(c, 0, c->np, iter, detail, dlen);
+    case OP_REDUCE_SCATTER_BLOCK:
+        return check_sum(c, (size_t)c->rank * c->count, c->np, iter, detail,
+                         dlen);
+    case OP_SCAN:
+        return check_sum(c, 0, c->rank + 1, iter, detail, dlen);
+    case OP_EXSCAN:
+        /* rank 0's receive buffer is undefined after MPI_Exscan */
+        return c->rank > 0 ? check_sum(c, 0, c->rank, iter, detail, dlen) : 0;
     case OP_ALLGATHER:
     case OP_GATHER:
         if (c->op == OP_GATHER && !is_root)
             return 0;
         for (int r = 0; r < c->np; r++)
-            if (check_block(c->rbuf, c->bytes, r, iter, "recv", detail, dlen))
+            if (check_block(rb + (size_t)r * c->bytes, c->bytes, r, r, iter,
+                            "recv", detail, dlen))
+                return 1;
+        return 0;
+    case OP_ALLGATHERV:
+    case OP_GATHERV:
+        if (c->op == OP_GATHERV && !is_root)
+            return 0;
+        for (int r = 0; r < c->np; r++)
+            if (check_block(rb + c->vdispls[r], (size_t)c->vcounts[r], r, r,
+                            iter, "recv", detail, dlen))
+                return 1;
+        return 0;
+    case OP_ALLTOALL:
+        for (int r = 0; r < c->np; r++)
+            if (check_block(rb + (size_t)r * c->bytes, c->bytes,
+                            pair_id(r, c->rank, c->np), r, iter, "recv",
+                            detail, dlen))
                 return 1;
         return 0;
     case OP_SCATTER:
-        bad = check_bytes(c->rbuf, c->bytes, c->rank, iter);
+        bad = check_bytes(rb, c->bytes, c->rank, iter);
         if (bad != SIZE_MAX) {
             snprintf(detail, dlen, "byte %zu of own block differs", bad);
             return 1;
@@ -633,24 +773,45 @@ static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
  * to prove that wrong results are detected and reported. */
 static void op_corrupt(ctx_t *c)
 {
-    int victim = (c->op == OP_REDUCE || c->op == OP_GATHER)
-                 ? c->root : (c->root + 1) % c->np;
+    int victim;
+    switch (c->op) {
+    case OP_REDUCE:
+    case OP_GATHER:
+    case OP_GATHERV:
+        victim = c->root;        /* the only rank with a result */
+        break;
+    case OP_EXSCAN:
+        victim = c->np - 1;      /* rank 0 has no defined result */
+        break;
+    default:
+        victim = (c->root + 1) % c->np;
+        break;
+    }
     if (c->rank != victim)
         return;
+    unsigned char *rb = c->rbuf;
     switch (c->op) {
     case OP_BCAST:
         ((unsigned char *)c->sbuf)[c->bytes / 2] ^= 0x10;
         break;
     case OP_REDUCE:
     case OP_ALLREDUCE:
+    case OP_REDUCE_SCATTER_BLOCK:
+    case OP_SCAN:
+    case OP_EXSCAN:
         ((float *)c->rbuf)[c->count / 2] += 1.0f;
         break;
     case OP_ALLGATHER:
     case OP_GATHER:
-        ((unsigned char *)c->rbuf)[c->bytes * (size_t)c->np / 2] ^= 0x10;
+    case OP_ALLTOALL:
+        rb[c->bytes * (size_t)c->np / 2] ^= 0x10;
+        break;
+    case OP_ALLGATHERV:
+    case OP_GATHERV:
+        rb[c->rbytes / 2] ^= 0x10;
         break;
     case OP_SCATTER:
-        ((unsigned char *)c->rbuf)[c->bytes / 2] ^= 0x10;
+        rb[c->bytes / 2] ^= 0x10;
         break;
     case OP_BARRIER:
     case OP_COUNT:
@@ -665,7 +826,7 @@ static void op_corrupt(ctx_t *c)
 #define DETAIL_LEN 160
 
 typedef struct {
-    int inject_wrong;         /* op to corrupt (self-test), or -1 */
+    unsigned inject_mask;     /* ops to corrupt (self-test) */
     unsigned iter;            /* global pattern counter, same on all ranks */
     int wrong;                /* this rank saw a wrong result */
     char detail[DETAIL_LEN];  /* first problem seen by this rank */
@@ -684,7 +845,7 @@ static void one_iteration(ctx_t *c, run_state_t *st, double stamp[2])
     double t1 = now_s();
     stamp[0] = t0;
     stamp[1] = t1;
-    if ((int)c->op == st->inject_wrong)
+    if (st->inject_mask & (1u << c->op))
         op_corrupt(c);
     if (st->wrong)
         return; /* already reported; skip further checking */
@@ -890,7 +1051,7 @@ int main(int argc, char **argv)
     if (g_rank == 0)
         print_info(&o);
 
-    run_state_t st = { .inject_wrong = o.inject_wrong };
+    run_state_t st = { .inject_mask = o.inject_mask };
     int wrong = 0;
     /* Barrier has no message size: measured once, reported as bytes=0. */
     if (o.ops_mask & (1u << OP_BARRIER))

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # ci/bench-selftest.sh - quick self-test of the benchmark tooling.
 #
-#  1. csv:   a 2-size sweep at np=2 with tuned (+ sharm when the plugin
-#            exists) must succeed and produce a well-formed CSV: the right
-#            header, one row per (op, size, config), status OK and
-#            positive numeric latencies.
-#  2. wrong: with a result deliberately corrupted by the benchmark's
-#            --inject-wrong hook, the driver must exit 1, mark the rows
-#            WRONG and print no latency for them.
+#  1. csv:    a 2-size sweep of every op at np=2 with tuned (+ sharm when
+#             the plugin exists) must succeed and produce a well-formed
+#             CSV: the right header, one row per (op, size, config),
+#             status OK and positive numeric latencies.
+#  2. wrong:  with a result deliberately corrupted by the benchmark's
+#             --inject-wrong hook, the driver must exit 1, mark the rows
+#             WRONG and print no latency for them.
+#  3. np3:    the newer ops (irregular v-counts, prefixes, slices) at np=3
+#             with an odd size: all rows OK.
+#  4. inject: every sized op corrupted at np=3: every row WRONG (each op's
+#             own check catches it).
+#  5. hier:   sharm-hier (plugin only) runs at np=4 and is skipped at np=2.
 #
 # Last line: "bench-selftest: N passed, M failed"; exit 1 if any failed.
 set -u -o pipefail
@@ -64,16 +69,21 @@ sys.exit(1 if problems else 0)
 EOF
 }
 
+SIZED_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv"
+NEW_OPS="alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv"
+PLUGIN="$REPO/target/release/libmca_coll_sharm.so"
+
 # ---- 1. csv
 out="$WORK/csv"
 configs="tuned"
 if "$REPO/ci/bench.sh" --np 2 --sizes 8,64K --configs tuned,sharm \
-        --budget-ms 30 --out "$out" >"$WORK/csv.log" 2>&1; then
+        --ops "$SIZED_OPS,barrier" --budget-ms 30 --out "$out" \
+        >"$WORK/csv.log" 2>&1; then
     # Decide afterwards whether sharm must be present: the driver builds
     # the plugin when it can, and a plugin that exists must also have run.
-    [ -f "$REPO/target/release/libmca_coll_sharm.so" ] && configs="tuned,sharm"
-    # 6 sized ops x 2 sizes + barrier
-    if problems=$(check_csv "$out/results.csv" "$configs" 13); then
+    [ -f "$PLUGIN" ] && configs="tuned,sharm"
+    # 12 sized ops x 2 sizes + barrier
+    if problems=$(check_csv "$out/results.csv" "$configs" 25); then
         pass "csv ($configs)"
     else
         fail csv "$(printf '\n%s' "$problems")"
@@ -107,6 +117,65 @@ elif ! grep -q "WRONG results" "$WORK/wrong.log"; then
     fail wrong "driver did not print the WRONG summary"
 else
     pass wrong
+fi
+
+# ---- 3. np3
+out="$WORK/np3"
+configs="tuned"
+[ -f "$PLUGIN" ] && configs="tuned,sharm"
+if "$REPO/ci/bench.sh" --np 3 --sizes 13,8K --configs "$configs" \
+        --ops "$NEW_OPS" --budget-ms 20 --out "$out" >"$WORK/np3.log" 2>&1; then
+    if problems=$(check_csv "$out/results.csv" "$configs" 12); then
+        pass "np3 ($configs)"
+    else
+        fail np3 "$(printf '\n%s' "$problems")"
+    fi
+else
+    fail np3 "ci/bench.sh exited $? (log follows)"
+    tail -30 "$WORK/np3.log" | sed 's/^/    /'
+fi
+
+# ---- 4. inject
+out="$WORK/inject"
+SHARM_BENCH_ARGS="--inject-wrong $SIZED_OPS" "$REPO/ci/bench.sh" --np 3 \
+    --sizes 13 --ops "$SIZED_OPS" --configs tuned --budget-ms 20 \
+    --out "$out" >"$WORK/inject.log" 2>&1
+rc=$?
+verdict=$(python3 - "$out/results.csv" "$SIZED_OPS" <<'EOF'
+import csv, sys
+rows = {r["op"]: r for r in csv.DictReader(open(sys.argv[1]))}
+for op in sys.argv[2].split(","):
+    r = rows.get(op)
+    if not r or r["status"] != "WRONG" or r["median_us"]:
+        print(f"{op}: not WRONG or has a latency: {r}")
+EOF
+)
+if [ $rc != 1 ]; then
+    fail inject "driver exited $rc, expected 1"
+elif [ -n "$verdict" ]; then
+    fail inject "$(printf '\n    %s' "$verdict")"
+else
+    pass inject
+fi
+
+# ---- 5. hier
+if [ -f "$PLUGIN" ]; then
+    out="$WORK/hier"
+    if "$REPO/ci/bench.sh" --np 2,4 --sizes 8 --configs sharm-hier \
+            --ops bcast,reduce,allreduce --budget-ms 20 --out "$out" \
+            >"$WORK/hier.log" 2>&1; then
+        # 3 ops at np=4 only
+        if problems=$(check_csv "$out/results.csv" sharm-hier 3); then
+            pass hier
+        else
+            fail hier "$(printf '\n%s' "$problems")"
+        fi
+    else
+        fail hier "ci/bench.sh exited $? (log follows)"
+        tail -30 "$WORK/hier.log" | sed 's/^/    /'
+    fi
+else
+    echo "bench-selftest: SKIP hier (no plugin built)"
 fi
 
 echo "bench-selftest: $PASSED passed, $FAILED failed"

@@ -2,8 +2,8 @@
 # ci/bench.sh - intra-node collective latency comparison for sharm.
 #
 # Builds bench/sharm_bench.c against Open MPI and MPICH (and optionally
-# Intel MPI), runs it for several configurations (sharm and its algorithm
-# variants, Open MPI's tuned/sm/han/adapt, MPICH, Intel MPI) at several
+# Intel MPI), runs it for several configurations (sharm, its hierarchical
+# and algorithm variants, Open MPI's tuned/sm/han/adapt, MPICH, Intel MPI) at several
 # process counts, interleaving configurations size group by size group so
 # machine drift hits all of them alike, and hands the raw output to
 # bench/report.py for tables, CSV and plots.
@@ -26,7 +26,10 @@ OUT="$REPO/bench-results"
 FULL=0
 SIZES=""
 NPS="2,4,8"
-OPS="bcast,reduce,allreduce,allgather,gather,scatter,barrier"
+# The short sweep measures SHORT_OPS; --full (or --ops) adds the rest.
+SHORT_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,scan,barrier"
+ALL_OPS="$SHORT_OPS,exscan,allgatherv,gatherv"
+OPS=""
 CONFIGS=""
 WITH_IMPI=0
 TIMEOUT=""
@@ -42,9 +45,13 @@ usage: ci/bench.sh [options]
   --sizes LIST      comma list of byte sizes (K/M suffixes ok), overrides
                     the sweep's sizes (default short: 8,512,8K,64K,1M,4M)
   --np LIST         process counts (default 2,4,8)
-  --ops LIST        subset of $OPS
-  --configs LIST    subset of: sharm, sharm-algos (all six algorithm
-                    variants), sharm-{bcast,reduce,allreduce}-{linear,knomial},
+  --ops LIST        subset of $ALL_OPS
+                    (default short: all but exscan,allgatherv,gatherv;
+                    full: all)
+  --configs LIST    subset of: sharm (alias sharm-flat), sharm-hier
+                    (virtual nodes of 2, np >= 4 only), sharm-algos (all
+                    six algorithm variants),
+                    sharm-{bcast,reduce,allreduce}-{linear,knomial},
                     tuned, sm, han, adapt, mpich, impi
                     (default: all but impi; impi added by --with-impi)
   --with-impi       also run Intel MPI (pip package impi-rt, ~300 MB)
@@ -93,6 +100,9 @@ if [ -z "$SIZES" ]; then
         SIZES="8,512,8K,64K,1M,4M"
     fi
 fi
+if [ -z "$OPS" ]; then
+    if [ "$FULL" = 1 ]; then OPS=$ALL_OPS; else OPS=$SHORT_OPS; fi
+fi
 if [ -z "$TIMEOUT" ]; then
     if [ "$FULL" = 1 ]; then TIMEOUT=300; else TIMEOUT=120; fi
 fi
@@ -104,7 +114,7 @@ fi
 if [ "$FULL" = 1 ]; then GROUP=4; else GROUP=3; fi
 
 if [ -z "$CONFIGS" ]; then
-    CONFIGS="sharm,sharm-algos,tuned,sm,han,adapt,mpich"
+    CONFIGS="sharm,sharm-hier,sharm-algos,tuned,sm,han,adapt,mpich"
     [ "$WITH_IMPI" = 1 ] && CONFIGS="$CONFIGS,impi"
 fi
 CONFIGS=${CONFIGS//sharm-algos/sharm-bcast-linear,sharm-bcast-knomial,sharm-reduce-linear,sharm-reduce-knomial,sharm-allreduce-linear,sharm-allreduce-knomial}
@@ -112,14 +122,28 @@ IFS=, read -r -a CONFIG_LIST <<<"$CONFIGS"
 IFS=, read -r -a NP_LIST <<<"$NPS"
 IFS=, read -r -a SIZE_LIST <<<"$SIZES"
 
+# Validate, resolve the alias sharm-flat = sharm, drop duplicates.
+list=()
 for c in "${CONFIG_LIST[@]}"; do
     case "$c" in
-        sharm|sharm-bcast-linear|sharm-bcast-knomial|sharm-reduce-linear|\
+        sharm-flat) c=sharm ;;
+        sharm|sharm-hier|sharm-bcast-linear|sharm-bcast-knomial|sharm-reduce-linear|\
         sharm-reduce-knomial|sharm-allreduce-linear|sharm-allreduce-knomial|\
         tuned|sm|han|adapt|mpich|impi) ;;
         *) die "unknown configuration '$c'" ;;
     esac
+    [[ " ${list[*]-} " == *" $c "* ]] || list+=("$c")
 done
+CONFIG_LIST=("${list[@]}")
+IFS=, read -r -a list <<<"$OPS"
+for op in "${list[@]}"; do
+    [[ ",$ALL_OPS," == *",$op,"* ]] || die "unknown op '$op' (ops: $ALL_OPS)"
+done
+for np in "${NP_LIST[@]}"; do
+    [[ $np =~ ^[1-9][0-9]*$ ]] || die "bad process count '$np'"
+done
+# sharm-hier needs at least two virtual nodes of 2 processes.
+HIER_MIN_NP=4
 
 case "$METRIC" in median|span) ;; *) die "--metric must be median or span" ;; esac
 mkdir -p "$OUT" || die "cannot create $OUT"
@@ -254,6 +278,14 @@ launch_cmd() {
     case "$cfg" in
         sharm)
             LAUNCH=("${ompi[@]}" "${sharm_mca[@]}" "$BIN/sharm_bench.openmpi") ;;
+        sharm-hier)
+            # every 2 consecutive ranks form a virtual node: Bcast, Reduce
+            # and Allreduce go through the hierarchy (shared memory inside
+            # a virtual node, Open MPI's PML between node leaders); all
+            # other operations run as in plain sharm
+            LAUNCH=("${ompi[@]}" "${sharm_mca[@]}"
+                --mca coll_sharm_virtual_node_size 2
+                "$BIN/sharm_bench.openmpi") ;;
         sharm-*-*)
             local rest=${cfg#sharm-}
             local op=${rest%-*} alg=${rest##*-}
@@ -300,24 +332,33 @@ reap_strays() {
 # would otherwise silently be replaced by tuned under the wrong label).
 # Prints the reason and returns 1 when it is not.
 verify_selected() {
-    local cfg=$1 want
+    local cfg=$1 want np=2 ops=(--ops barrier)
     case "$cfg" in
         sharm*) want=sharm ;;
         sm|han|adapt) want=$cfg ;;
         tuned) want=tuned ;;
         *) return 0 ;;
     esac
-    launch_cmd "$cfg" 2
+    # sharm-hier: a Bcast at np=4 must build the hierarchy (rank 0 prints
+    # it at coll_sharm_verbose >= 1), or flat sharm would be measured
+    # under the hierarchical name.
+    [ "$cfg" = sharm-hier ] && { np=$HIER_MIN_NP; ops=(--ops bcast --sizes 8); }
+    launch_cmd "$cfg" "$np"
     local log="$RAW/preflight-$cfg.log"
     local pre=("${LAUNCH[@]:0:${#LAUNCH[@]}-1}")
     timeout -k 5 60 "${pre[@]}" --mca coll_base_verbose 10 \
-        --mca "coll_${want}_verbose" 30 "${LAUNCH[-1]}" --ops barrier \
+        --mca "coll_${want}_verbose" 30 "${LAUNCH[-1]}" "${ops[@]}" \
         --min-iters 1 --max-iters 1 --max-warmup 0 >"$log" 2>&1
     local rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then reap_strays; fi
     if grep -qE "selecting +$want, priority +[0-9]+, Enabled" "$log"; then
         if [ "$want" = tuned ] && grep -qE "selecting +sharm, priority +[0-9]+, Enabled" "$log"; then
             echo "sharm was selected although excluded"
+            return 1
+        fi
+        if [ "$cfg" = sharm-hier ] &&
+           ! grep -qE "hierarchy: $np processes, [1-9][0-9]* active level" "$log"; then
+            echo "sharm selected but no hierarchy built at np=$np (see $log)"
             return 1
         fi
         return 0
@@ -388,6 +429,15 @@ for c in "${CONFIG_LIST[@]}"; do
         record_config "$c" skipped "Intel MPI setup failed"
         continue
     fi
+    if [ "$c" = sharm-hier ]; then
+        big=0
+        for np in "${NP_LIST[@]}"; do (( np >= HIER_MIN_NP )) && big=1; done
+        if [ $big = 0 ]; then
+            log "bench: sharm-hier skipped: runs only at np >= $HIER_MIN_NP"
+            record_config "$c" skipped "runs only at np >= $HIER_MIN_NP"
+            continue
+        fi
+    fi
     if why=$(verify_selected "$c"); then
         ACTIVE+=("$c")
         record_config "$c" ok ""
@@ -407,6 +457,7 @@ done
     echo "cpu=\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')\""
     echo "git=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo none)"
     echo "mode=$([ $FULL = 1 ] && echo full || echo short) sizes=$SIZES np=$NPS budget_ms=$BUDGET_MS repeat=$REPEAT"
+    echo "ops=$OPS"
 } >"$OUT/meta.txt"
 
 log "bench: configs: ${ACTIVE[*]}"
@@ -435,6 +486,7 @@ for np in "${NP_LIST[@]}"; do
             n=${#ACTIVE[@]}
             for ((k = 0; k < n; k++)); do
                 c=${ACTIVE[(k + gi + round - 1) % n]}
+                [ "$c" = sharm-hier ] && (( np < HIER_MIN_NP )) && continue
                 launch_cmd "$c" "$np"
                 ops=$OPS
                 if [ -n "$CONF_OPS" ]; then
