@@ -10,27 +10,24 @@
 //! receive count (Scatterv's other counts are known to the root alone).
 
 use crate::comm::{Cut, Shared};
-use crate::ffi::Dtype;
 use crate::payload::{Payload, TypedBuf};
 use crate::queue::Readers;
 
 /// What the root receives from (gather) or sends to (scatter) each process.
 pub struct RootSide<'a> {
-    pub buf: *const u8,
+    /// The whole buffer and its datatype (the count is not used).
+    pub whole: TypedBuf,
     /// Elements per block (Gather/Scatter) ...
     pub count: i32,
     /// ... or per process with displacements (the v-variants).
     pub counts: Option<(&'a [i32], &'a [i32])>,
-    pub dtype: Dtype,
 }
 
 impl RootSide<'_> {
     pub fn block(&self, r: usize) -> TypedBuf {
         match self.counts {
-            Some((counts, displs)) => {
-                TypedBuf::block(self.buf, r, counts[r], Some(displs[r]), self.dtype)
-            }
-            None => TypedBuf::block(self.buf, r, self.count, None, self.dtype),
+            Some((counts, displs)) => self.whole.block(r, counts[r], Some(displs[r])),
+            None => self.whole.block(r, self.count, None),
         }
     }
 }

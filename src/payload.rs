@@ -3,49 +3,56 @@
 //! different datatypes with the same type signature; the stream is the same.
 
 use crate::dtype::{self, Movement};
-use crate::ffi::{self, Convertor, Dtype};
+use crate::ffi::{self, Convertor, Dtype, DtypeInfo};
 
-/// `count` elements of `dtype` at `buf` (as the application passed them).
+/// `count` elements of `dtype` at `buf` (as the application passed them),
+/// with the datatype's geometry asked of Open MPI once.
 #[derive(Clone, Copy, Debug)]
 pub struct TypedBuf {
     pub buf: *mut u8,
     pub count: i32,
     pub dtype: Dtype,
+    info: DtypeInfo,
 }
 
 impl TypedBuf {
     pub fn new(buf: *const u8, count: i32, dtype: Dtype) -> TypedBuf {
+        TypedBuf::with_info(buf, count, dtype, dtype.info())
+    }
+
+    fn with_info(buf: *const u8, count: i32, dtype: Dtype, info: DtypeInfo) -> TypedBuf {
         TypedBuf {
             buf: buf as *mut u8,
             count,
             dtype,
+            info,
         }
+    }
+
+    pub fn info(&self) -> &DtypeInfo {
+        &self.info
     }
 
     /// The `index`-th block of `count` elements (MPI's `buf + index·count·extent`),
     /// or the block at displacement `displ` elements when given.
-    pub fn block(
-        buf: *const u8,
-        index: usize,
-        count: i32,
-        displ: Option<i32>,
-        dtype: Dtype,
-    ) -> TypedBuf {
-        let extent = dtype.info().extent as isize;
+    pub fn block(&self, index: usize, count: i32, displ: Option<i32>) -> TypedBuf {
         let elements = match displ {
             Some(d) => d as isize,
             None => index as isize * count as isize,
         };
-        TypedBuf::new(buf.wrapping_offset(elements * extent), count, dtype)
+        let buf = self
+            .buf
+            .wrapping_offset(elements * self.info.extent as isize);
+        TypedBuf::with_info(buf, count, self.dtype, self.info)
     }
 
     /// Bytes of the stream (0 for a negative count).
     pub fn bytes(&self) -> usize {
-        dtype::message_bytes(&self.dtype.info(), self.count).unwrap_or(0) as usize
+        dtype::message_bytes(&self.info, self.count).unwrap_or(0) as usize
     }
 
     fn payload(&self, for_send: bool) -> Option<Payload> {
-        match dtype::movement(&self.dtype.info(), self.dtype.contiguous(self.count)) {
+        match dtype::movement(&self.info, self.dtype.contiguous(self.count)) {
             Movement::Contiguous { offset } => {
                 Some(Payload::Contiguous(self.buf.wrapping_offset(offset)))
             }

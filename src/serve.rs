@@ -63,7 +63,7 @@ unsafe fn hier_bcast(st: &mut CommState, module: Module, comm: Comm, call: &Call
         reaches_top: plan.reaches_top,
     };
     let (root, alg) = (call.root as usize, plan.params.bcast);
-    let ok = match dtype::movement(&buf.dtype.info(), buf.dtype.contiguous(buf.count)) {
+    let ok = match dtype::movement(buf.info(), buf.dtype.contiguous(buf.count)) {
         dtype::Movement::Contiguous { offset } => {
             let data = std::slice::from_raw_parts_mut(buf.buf.offset(offset), bytes);
             hier::bcast(comm, &mut chain, root, alg, data)
@@ -104,11 +104,11 @@ unsafe fn hier_reduction(
     }
     let me = st.rank;
     let (dt, op) = (Dtype(call.rdtype), Op(call.op));
-    let info = dt.info();
     let plan = st.hierarchy(module, comm)?;
     if !op.commutative() {
         return None;
     }
+    let info = dt.info();
     let layout = ReduceLayout::classify(&info, call.rcount, op.intrinsic(), usize::MAX).ok()?;
     stats::served(coll);
     let span = layout.span(layout.count);
@@ -163,7 +163,7 @@ unsafe fn bcast_call(st: &mut CommState, module: Module, comm: Comm, call: &Call
         return rc;
     }
     let buf = TypedBuf::new(call.rbuf.cast(), call.rcount, Dtype(call.rdtype));
-    let bytes = dtype::message_bytes(&buf.dtype.info(), buf.count);
+    let bytes = dtype::message_bytes(buf.info(), buf.count);
     match st.decide(module, comm, Coll::Bcast, bytes, |_, _| None) {
         Decision::Nothing => ffi::success(),
         Decision::Fallback(_) => module.prev(comm, call),
@@ -327,10 +327,9 @@ unsafe fn movement_call(
     let side =
         |buf: *const std::ffi::c_void, count: i32, cs: *const i32, ds: *const i32, dt: Dtype| {
             RootSide {
-                buf: buf.cast(),
+                whole: TypedBuf::new(buf.cast(), count, dt),
                 count,
                 counts: (!cs.is_null()).then(|| (counts(cs, p), counts(ds, p))),
-                dtype: dt,
             }
         };
     let ok = match coll {
