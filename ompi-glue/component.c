@@ -121,6 +121,13 @@ static const mca_base_var_enum_value_t scan_values[] = {
     {SHARM_ALG_AUTO, "auto"}, {SHARM_ALG_LINEAR, "linear"}, {SHARM_ALG_CHAIN, "chain"},
     {0, NULL}};
 
+static const mca_base_var_enum_value_t allgather_values[] = {
+    {SHARM_ALG_AUTO, "auto"}, {SHARM_ALG_LINEAR, "linear"},
+    {SHARM_ALG_GATHER_BCAST, "gather_bcast"}, {0, NULL}};
+static const mca_base_var_enum_value_t reduce_scatter_values[] = {
+    {SHARM_ALG_AUTO, "auto"}, {SHARM_ALG_LINEAR, "linear"},
+    {SHARM_ALG_REDUCE_THEN_SCATTER, "reduce_then_scatter"}, {0, NULL}};
+
 static const mca_base_var_enum_value_t hier_mode_values[] = {
     {SHARM_HIER_AUTO, "auto"}, {SHARM_HIER_OFF, "off"}, {SHARM_HIER_ON, "on"}, {0, NULL}};
 static const mca_base_var_enum_value_t group_alg_values[] = {
@@ -292,6 +299,16 @@ static int sharm_register(void)
                        "all lower ranks' parts itself), chain (the prefix passes from rank to "
                        "rank; large messages, many processes)",
                        scan_values, SHARM_COLL_SCAN);
+    register_algorithm("allgather_algorithm",
+                       "MPI_Allgather algorithm: auto (= linear), linear (every process "
+                       "publishes its block once and reads all others), gather_bcast (gather to "
+                       "rank 0, then broadcast the whole buffer; MPI_Allgatherv always linear)",
+                       allgather_values, SHARM_COLL_ALLGATHER);
+    register_algorithm("reduce_scatter_algorithm",
+                       "MPI_Reduce_scatter and MPI_Reduce_scatter_block algorithm: auto (= "
+                       "linear), linear (every process reduces its own slice from all queues), "
+                       "reduce_then_scatter (reduce to rank 0, then scatter the slices)",
+                       reduce_scatter_values, SHARM_COLL_REDUCE_SCATTER);
 
     register_int("knomial_radix", "Radix k of the k-nomial trees (2 = binomial)", NULL,
                  OPAL_INFO_LVL_5, &param_knomial_radix);

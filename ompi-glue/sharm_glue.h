@@ -50,7 +50,9 @@ enum sharm_algorithm {
     SHARM_ALG_REDUCE_SCATTER_ALLGATHER = 4, /* Allreduce only */
     SHARM_ALG_RING = 5, /* hierarchy groups: scatter+allgather / reduce-scatter+gather */
     SHARM_ALG_PAIRWISE = 6, /* Alltoall only */
-    SHARM_ALG_CHAIN = 7     /* Scan/Exscan only */
+    SHARM_ALG_CHAIN = 7,    /* Scan/Exscan only */
+    SHARM_ALG_GATHER_BCAST = 8,       /* Allgather only */
+    SHARM_ALG_REDUCE_THEN_SCATTER = 9 /* Reduce_scatter(_block) only */
 };
 
 /* A snapshot of the component's MCA parameters (read once per communicator). */

@@ -1,15 +1,58 @@
-//! MPI_Allgather(v): every process publishes its block once, to all others,
-//! and copies every other block out; fragment i of all blocks moves before
-//! fragment i+1 of any, so all processes stream at once.
+//! MPI_Allgather(v).
+//!
+//! * linear: every process publishes its block once, to all others, and
+//!   copies every other block out; fragment i of all blocks moves before
+//!   fragment i+1 of any, so all processes stream at once.
+//! * gather_bcast (Allgather): rank 0 gathers the blocks into its receive
+//!   buffer and broadcasts the whole of it: every process polls one queue
+//!   instead of p-1, at the price of a second phase.
 
+use crate::bcast;
 use crate::comm::{Cut, Shared};
-use crate::gather::{sinks, RootSide};
+use crate::gather::{self, sinks, RootSide};
+use crate::params::Algorithm;
 use crate::payload::{Payload, TypedBuf};
 use crate::queue::Readers;
+use crate::stats::Coll;
 
 /// `own`: this process's send block (None: MPI_IN_PLACE, the block is already
-/// in `all` at this process's place).  `all`: the receive side.
-pub fn allgather(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
+/// in `all` at this process's place).  `all`: the receive side; `uniform`:
+/// MPI_Allgather (equal blocks, one after the other).
+pub fn allgather(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, uniform: bool) -> bool {
+    let whole = i32::try_from(all.count as i64 * sh.p as i64).ok();
+    if let (true, Algorithm::GatherBcast, Some(whole)) =
+        (uniform, sh.params.algorithm(Coll::Allgather), whole)
+    {
+        return gather_bcast(sh, own, all, whole);
+    }
+    linear(sh, own, all)
+}
+
+fn gather_bcast(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, whole: i32) -> bool {
+    let me = sh.me;
+    // Only rank 0 may leave its block where it is (in place).
+    let mine = if me == 0 {
+        own
+    } else {
+        Some(own.unwrap_or_else(|| all.block(me)))
+    };
+    if !gather::gather(sh, mine, all, 0) {
+        return false;
+    }
+    let everything = TypedBuf::new(all.whole.buf, whole, all.whole.dtype);
+    let payload = if me == 0 {
+        everything.source()
+    } else {
+        everything.sink()
+    };
+    let Some(mut payload) = payload else {
+        return false;
+    };
+    bcast::bcast(sh, &mut payload, everything.bytes(), 0);
+    true
+}
+
+fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     let mine = own.unwrap_or_else(|| all.block(me));

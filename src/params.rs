@@ -18,6 +18,10 @@ pub enum Algorithm {
     Pairwise,
     /// Prefix passed from rank to rank (Scan/Exscan only).
     Chain,
+    /// Gather to rank 0, then Bcast (Allgather only).
+    GatherBcast,
+    /// Reduce to rank 0, then Scatterv (Reduce_scatter(_block) only).
+    ReduceThenScatter,
 }
 
 impl Algorithm {
@@ -29,6 +33,8 @@ impl Algorithm {
             4 => Algorithm::ReduceScatterAllgather,
             6 => Algorithm::Pairwise,
             7 => Algorithm::Chain,
+            8 => Algorithm::GatherBcast,
+            9 => Algorithm::ReduceThenScatter,
             _ => Algorithm::Auto,
         }
     }

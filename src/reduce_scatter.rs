@@ -1,6 +1,11 @@
-//! MPI_Reduce_scatter(_block): every process streams slice r of its input to
-//! process r, and each process reduces its own slice from every queue in
-//! canonical order (`x_0 op ... op x_{p-1}`, right for non-commutative ops).
+//! MPI_Reduce_scatter(_block).
+//!
+//! * linear: every process streams slice r of its input to process r, and
+//!   each process reduces its own slice from every queue in canonical order
+//!   (`x_0 op ... op x_{p-1}`, right for non-commutative ops).
+//! * reduce_then_scatter: a Reduce of the whole vector to rank 0, then a
+//!   Scatterv of the slices: p-1 queue reads at rank 0 and one elsewhere,
+//!   instead of p-1 reads at every process, at the price of a second phase.
 //!
 //! All processes know every slice's element count, so fragment i of slice r
 //! sits at position `base(r) + i` of each queue, and every writer fills its
@@ -10,8 +15,52 @@
 
 use crate::comm::Shared;
 use crate::dtype::ReduceLayout;
+use crate::gather::{self, RootSide};
+use crate::params::Algorithm;
+use crate::payload::TypedBuf;
 use crate::queue::Readers;
 use crate::reduce::{fold_ranks, Piece, Reduction};
+use crate::stats::Coll;
+
+/// MPI_Reduce_scatter(_block) with the configured algorithm.
+pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize]) -> bool {
+    if sh.params.algorithm(Coll::ReduceScatter) != Algorithm::ReduceThenScatter {
+        reduce_scatter(sh, red, counts, Result::BufferStart);
+        return true;
+    }
+    let (me, p) = (sh.me, sh.p);
+    let total: usize = counts.iter().sum();
+    let (Ok(counts32), Ok(_)) = (
+        counts
+            .iter()
+            .map(|&c| i32::try_from(c))
+            .collect::<std::result::Result<Vec<i32>, _>>(),
+        i32::try_from(total),
+    ) else {
+        reduce_scatter(sh, red, counts, Result::BufferStart);
+        return true;
+    };
+    let mut displs = vec![0i32; p];
+    for r in 1..p {
+        displs[r] = displs[r - 1] + counts32[r - 1];
+    }
+    // Rank 0 reduces the whole vector into a private buffer.
+    let mut whole = vec![0u8; if me == 0 { red.layout.span(total) } else { 0 }];
+    let to_zero = Reduction {
+        rbuf: whole.as_mut_ptr(),
+        in_place: false,
+        ..*red
+    };
+    crate::reduce::reduce(sh, &to_zero, 0);
+    // Then hands slice r to process r.
+    let source = RootSide {
+        whole: TypedBuf::new(whole.as_ptr(), total as i32, red.dtype),
+        count: 0,
+        counts: Some((&counts32, &displs)),
+    };
+    let own = TypedBuf::new(red.rbuf, counts32[me], red.dtype);
+    gather::scatter(sh, Some(own), &source, 0)
+}
 
 /// Where a process puts the reduced slice it owns.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -262,12 +262,11 @@ unsafe fn reduction_call(
                 Coll::Allreduce => reduce::allreduce(sh, &red),
                 Coll::Scan => scan::scan(sh, &red, true),
                 Coll::Exscan => scan::scan(sh, &red, false),
-                _ => reduce_scatter::reduce_scatter(
-                    sh,
-                    &red,
-                    &slices,
-                    reduce_scatter::Result::BufferStart,
-                ),
+                _ => {
+                    if !reduce_scatter::reduce_scatter_op(sh, &red, &slices) {
+                        return ffi::error();
+                    }
+                }
             }
             ffi::success()
         }
@@ -357,6 +356,7 @@ unsafe fn movement_call(
                 sh,
                 own,
                 &side(call.rbuf, call.rcount, call.rcounts, call.rdispls, rdt),
+                coll == Coll::Allgather,
             )
         }
         _ => {

@@ -423,6 +423,52 @@ fn scan_linear_and_chain() {
     }
 }
 
+#[test]
+fn allgather_gather_bcast() {
+    for np in [2, 3, 5] {
+        forced(
+            np,
+            "allgather",
+            "coll_sharm_allgather_algorithm",
+            "gather_bcast",
+            &[],
+        );
+    }
+    forced(
+        4,
+        "allgather",
+        "coll_sharm_allgather_algorithm",
+        "gather_bcast",
+        &[
+            ("coll_sharm_queue_slots", "2"),
+            ("coll_sharm_fragment_size", "64"),
+        ],
+    );
+}
+
+#[test]
+fn reduce_scatter_reduce_then_scatter() {
+    for np in [2, 3, 5] {
+        forced(
+            np,
+            "redscat",
+            "coll_sharm_reduce_scatter_algorithm",
+            "reduce_then_scatter",
+            &[],
+        );
+    }
+    forced(
+        4,
+        "redscat",
+        "coll_sharm_reduce_scatter_algorithm",
+        "reduce_then_scatter",
+        &[
+            ("coll_sharm_queue_slots", "2"),
+            ("coll_sharm_fragment_size", "64"),
+        ],
+    );
+}
+
 // ---- small geometries: many fragments, queue wrap-around ----
 
 fn geometry(np: usize, s: &str, f: &str, alg: &str, big: &str) {
