@@ -80,6 +80,7 @@ static int param_hier_allreduce = 0;
 static char *param_hier_levels = NULL;
 static char *param_topology_file = NULL;
 static char *param_dot_file = NULL;
+static char *param_level_algorithms = NULL;
 
 static int sharm_output = -1;
 
@@ -175,6 +176,11 @@ static void register_hierarchy(void)
                  "bcast), reduce_allreduce_bcast (reduce up to the top level, recursive-doubling "
                  "allreduce among its leaders, bcast down)",
                  allreduce_algs, OPAL_INFO_LVL_5, &param_hier_allreduce);
+    register_string("hierarchy_level_algorithms",
+                    "Per-level group algorithm overriding the per-operation ones, e.g. "
+                    "'node:knomial,switch1:ring,top:flat' (level names as printed in the group "
+                    "tree; flat, knomial or ring; inside a node ring means the default)",
+                    &param_level_algorithms);
     register_string("hierarchy_dot_file",
                     "Write each communicator's group tree in DOT to this file (rank 0; the "
                     "communicator id is appended)",
@@ -194,6 +200,7 @@ void sharm_glue_hier_params(struct sharm_hier_params *out)
     out->levels = NULL == param_hier_levels ? "" : param_hier_levels;
     out->topology_file = NULL == param_topology_file ? "" : param_topology_file;
     out->dot_file = NULL == param_dot_file ? "" : param_dot_file;
+    out->level_algorithms = NULL == param_level_algorithms ? "" : param_level_algorithms;
 }
 
 static void register_size(const char *name, const char *help, size_t *storage)

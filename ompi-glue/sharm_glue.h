@@ -115,6 +115,7 @@ struct sharm_hier_params {
     const char *levels;        /* e.g. "l2,l3,numa,socket,node,switch" */
     const char *topology_file; /* network levels: "<node> <switch> [<switch2> ...]" */
     const char *dot_file;      /* where to write the group tree as DOT ("" none) */
+    const char *level_algorithms; /* per-level overrides, "<level>:<flat|knomial|ring>,..." */
 };
 
 /* Rust entry points, registered once when the shared object is loaded. */

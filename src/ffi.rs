@@ -32,6 +32,7 @@ pub struct RawHierParams {
     pub levels: *const c_char,
     pub topology_file: *const c_char,
     pub dot_file: *const c_char,
+    pub level_algorithms: *const c_char,
 }
 
 /// Mirror of `struct sharm_dtype_info`.
@@ -185,9 +186,9 @@ pub fn params() -> RawParams {
     raw
 }
 
-/// The hierarchical collectives' parameters: (mode, virtual node size,
-/// bcast / reduce / allreduce algorithm, levels, topology file, DOT file).
-pub fn hier_params() -> (RawHierParams, String, String, String) {
+/// The hierarchical collectives' parameters and their strings: levels,
+/// topology file, DOT file, per-level algorithms.
+pub fn hier_params() -> (RawHierParams, [String; 4]) {
     let mut raw = RawHierParams {
         mode: 0,
         virtual_node_size: 0,
@@ -197,16 +198,19 @@ pub fn hier_params() -> (RawHierParams, String, String, String) {
         levels: std::ptr::null(),
         topology_file: std::ptr::null(),
         dot_file: std::ptr::null(),
+        level_algorithms: std::ptr::null(),
     };
     // SAFETY: writes one plain struct; the strings it points to live while
     // the component is open.
     unsafe { sharm_glue_hier_params(&mut raw) };
-    (
-        raw,
-        c_str(raw.levels),
-        c_str(raw.topology_file),
-        c_str(raw.dot_file),
-    )
+    let strings = [
+        raw.levels,
+        raw.topology_file,
+        raw.dot_file,
+        raw.level_algorithms,
+    ]
+    .map(c_str);
+    (raw, strings)
 }
 
 /// Prints through the component's opal_output stream (see `log`).

@@ -24,8 +24,10 @@
 use crate::comm::{Bootstrap, Shared};
 use crate::dtype::ReduceLayout;
 use crate::ffi::{self, Comm, Dtype, Op};
+use crate::params::Algorithm;
 use crate::payload::Payload;
 use crate::reduce::Reduction;
+use crate::stats::Coll;
 use crate::{bcast as queue_bcast, reduce as queue_reduce};
 
 /// How a group runs its part.
@@ -141,6 +143,8 @@ pub struct Group {
     /// Member ranks, ascending; the leader first.
     pub members: Vec<usize>,
     pub transport: Transport,
+    /// This level's algorithm, when it overrides the per-operation one.
+    pub algorithm: Option<GroupAlgorithm>,
 }
 
 /// One process's view: its chain of groups, bottom-up.
@@ -203,7 +207,19 @@ impl Group {
             let index = self.members.iter().position(|&r| r == me).expect("member");
             let label = format!("hierarchy group {:?}", self.members);
             self.transport = match Shared::establish(&boot, index, self.members.len(), &label) {
-                Ok(sh) => Transport::SharedReady(Box::new(sh)),
+                Ok(mut sh) => {
+                    // A level override picks sharm's flat or tree algorithms.
+                    let queue_alg = match self.algorithm {
+                        Some(GroupAlgorithm::Flat) => Some(Algorithm::Linear),
+                        Some(GroupAlgorithm::Binomial) => Some(Algorithm::Knomial),
+                        _ => None,
+                    };
+                    if let Some(a) = queue_alg {
+                        sh.params.algorithm[Coll::Bcast as usize] = a;
+                        sh.params.algorithm[Coll::Reduce as usize] = a;
+                    }
+                    Transport::SharedReady(Box::new(sh))
+                }
                 Err(why) => {
                     tracing::info!("{label}: no shared memory ({why}); point to point instead");
                     Transport::SharedFailed
@@ -266,6 +282,7 @@ fn reduce_group(
     alg: GroupAlgorithm,
     ops: &mut Operands,
 ) -> Option<bool> {
+    let alg = grp.algorithm.unwrap_or(alg);
     if let Some(sh) = grp.shared(comm, me) {
         // sharm's queue Reduce to the leader (group index 0), accumulating
         // in place in `acc` there.
@@ -339,6 +356,7 @@ fn bcast_group(
     alg: GroupAlgorithm,
     buf: &mut [u8],
 ) -> bool {
+    let alg = grp.algorithm.unwrap_or(alg);
     if let Some(sh) = grp.shared(comm, me) {
         let bytes = buf.len();
         queue_bcast::bcast(sh, &mut Payload::Contiguous(buf.as_mut_ptr()), bytes, 0);

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use tracing::{debug, info, warn};
 
 use crate::ffi::{Comm, Module};
-use crate::hier::{Group, Transport};
+use crate::hier::{Group, GroupAlgorithm, Transport};
 use crate::hierarchy::{attach_switch_paths, Hierarchy, ProcInfo};
 use crate::params::HierParams;
 use crate::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
@@ -37,6 +37,28 @@ fn report_once(me: usize, key: &str, message: &str) {
     if seen.get_or_insert_with(HashSet::new).insert(key.to_owned()) {
         warn!("{message}");
     }
+}
+
+/// Parses `coll_sharm_hierarchy_level_algorithms` ("<level>:<algorithm>,...");
+/// a bad item is reported (once) and skipped.
+fn level_algorithms(me: usize, text: &str) -> Vec<(String, GroupAlgorithm)> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let parsed = item.split_once(':').and_then(|(level, alg)| {
+            let alg = match alg.trim().to_ascii_lowercase().as_str() {
+                "flat" => GroupAlgorithm::Flat,
+                "knomial" | "binomial" => GroupAlgorithm::Binomial,
+                "ring" => GroupAlgorithm::Ring,
+                _ => return None,
+            };
+            Some((level.trim().to_ascii_lowercase(), alg))
+        });
+        match parsed {
+            Some(entry) => out.push(entry),
+            None => report_once(me, item, &format!("coll_sharm_hierarchy_level_algorithms: '{item}' is not <level>:<flat|knomial|ring>; ignored")),
+        }
+    }
+    out
 }
 
 /// Builds the plan; `Err` says why the communicator gets no hierarchy (all
@@ -127,12 +149,17 @@ pub fn build(
         }
     }
     let root_group = hierarchy.root_group().map(<[usize]>::to_vec);
+    let overrides = level_algorithms(me, &params.level_algorithms);
     let chain: Vec<Group> = hierarchy
         .groups_of(me)
         .into_iter()
         .map(|(level, g)| Group {
             members: g.to_vec(),
             // Groups inside a node share memory; network groups send.
+            algorithm: overrides
+                .iter()
+                .find(|(name, _)| *name == level.to_string())
+                .map(|&(_, a)| a),
             transport: if level.is_intra_node() {
                 Transport::SharedPending
             } else {

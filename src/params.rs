@@ -101,12 +101,14 @@ pub struct HierParams {
     pub levels: String,
     pub topology_file: Option<String>,
     pub dot_file: Option<String>,
+    /// Per-level overrides, "<level>:<algorithm>,..." (parsed by `hier_plan`).
+    pub level_algorithms: String,
 }
 
 impl HierParams {
     pub fn current() -> HierParams {
         use crate::hier::{AllreduceForm, GroupAlgorithm};
-        let (raw, levels, topology_file, dot_file) = ffi::hier_params();
+        let (raw, [levels, topology_file, dot_file, level_algorithms]) = ffi::hier_params();
         let group = |v: i32| match v {
             2 => GroupAlgorithm::Binomial,
             5 => GroupAlgorithm::Ring,
@@ -130,6 +132,7 @@ impl HierParams {
             levels,
             topology_file: (!topology_file.is_empty()).then_some(topology_file),
             dot_file: (!dot_file.is_empty()).then_some(dot_file),
+            level_algorithms,
         }
     }
 }

@@ -227,3 +227,36 @@ fn ring_group_algorithms_over_point_to_point() {
         );
     }
 }
+
+#[test]
+fn per_level_algorithms() {
+    let file = topo("two-levels.topo");
+    run(
+        8,
+        "ops",
+        &[
+            ("coll_sharm_virtual_node_size", "2"),
+            ("coll_sharm_topology_file", &file),
+            (
+                "coll_sharm_hierarchy_level_algorithms",
+                "node:knomial,switch1:ring,switch2:flat,top:ring",
+            ),
+            (
+                "coll_sharm_hierarchy_allreduce_algorithm",
+                "reduce_allreduce_bcast",
+            ),
+        ],
+    );
+    let out = run(
+        4,
+        "ops",
+        &[
+            ("coll_sharm_virtual_node_size", "2"),
+            ("coll_sharm_hierarchy_level_algorithms", "node=ring"),
+        ],
+    );
+    assert!(
+        out.contains("'node=ring' is not <level>:<flat|knomial|ring>"),
+        "bad item not reported:\n{out}"
+    );
+}
