@@ -91,8 +91,11 @@ pub struct Shared {
     last_op: u64,
     last_barrier: u64,
     pub scratch: Scratch,
-    /// Reusable list of tree children (actual ranks).
+    /// Reusable list of tree children (actual ranks): those of `last_tree`
+    /// unless an algorithm rewrote it (which must then clear `last_tree`).
     pub kids: Vec<usize>,
+    /// The tree `kids` holds: (algorithm, root, parent).
+    pub last_tree: Option<(Algorithm, usize, Option<usize>)>,
 }
 
 impl Shared {
@@ -210,6 +213,7 @@ impl Shared {
             last_barrier: 0,
             scratch: Scratch::new(layout.f * layout.s),
             kids: Vec::with_capacity(p),
+            last_tree: None,
         })
     }
 
@@ -245,6 +249,12 @@ impl Shared {
     /// radix p) rooted at `root`: returns its parent (None at the root) and
     /// leaves its children, as communicator ranks, in `self.kids`.
     pub fn tree_links(&mut self, alg: Algorithm, root: usize) -> Option<usize> {
+        // Consecutive calls mostly use the same tree: keep the last one.
+        if let Some((a, r, parent)) = self.last_tree {
+            if a == alg && r == root {
+                return parent;
+            }
+        }
         let radix = if alg == Algorithm::Linear {
             self.p
         } else {
@@ -256,7 +266,9 @@ impl Shared {
         for k in self.kids.iter_mut() {
             *k = (*k + root) % p;
         }
-        tree::parent(rel, radix).map(|v| (v + root) % p)
+        let parent = tree::parent(rel, radix).map(|v| (v + root) % p);
+        self.last_tree = Some((alg, root, parent));
+        parent
     }
 
     /// Number of the next barrier; identical on every process.
