@@ -16,15 +16,18 @@
 //! `target/collectives-tests/components/mca_coll_sharm.so`.  One mpirun at a
 //! time (a global lock), each under `timeout -s KILL 300`.
 
+mod support;
+
 use std::collections::BTreeSet;
+
 use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
+use support::{shm_files_of, OMPI_COMPONENTS};
 
-const OMPI_COMPONENTS: &str = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
 const TIMEOUT: &str = "300";
 /// The C program aborts itself, naming the pending call, after this long.
 const ALARM: &str = "200";
@@ -36,116 +39,8 @@ const ALL: &str = "gather,scatter,allgather,alltoall,redscat,scan,big,comms,barr
 static MPIRUN: Mutex<()> = Mutex::new(());
 static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `target/` of this build (the test binary is target/<profile>/deps/…).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "deps"))
-        .and_then(|deps| deps.parent()?.parent())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| repo().join("target"))
-}
-
-fn mtime(p: &Path) -> std::io::Result<SystemTime> {
-    fs::metadata(p)?.modified()
-}
-
-/// The newest modification time of any file under `dir`, and that file.
-fn newest(dir: &Path) -> Option<(SystemTime, PathBuf)> {
-    let mut best: Option<(SystemTime, PathBuf)> = None;
-    for entry in fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let found = if path.is_dir() {
-            newest(&path)
-        } else {
-            mtime(&path).ok().map(|t| (t, path))
-        };
-        if let Some(f) = found {
-            if best.as_ref().is_none_or(|b| f.0 > b.0) {
-                best = Some(f);
-            }
-        }
-    }
-    best
-}
-
-/// Writes `dst` through a temporary file and a rename.
-fn replace(dst: &Path, make: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
-    let tmp = dst.with_extension(format!("tmp{}", std::process::id()));
-    make(&tmp)?;
-    fs::rename(&tmp, dst).map_err(|e| format!("rename {}: {e}", dst.display()))
-}
-
-/// The component directory and the compiled checker.
 fn prepare() -> Result<(PathBuf, PathBuf), String> {
-    let (plugin, check_age) = match std::env::var_os("SHARM_PLUGIN") {
-        Some(p) => (PathBuf::from(p), false),
-        None => (target_dir().join("release/libmca_coll_sharm.so"), true),
-    };
-    let built = mtime(&plugin).map_err(|e| {
-        format!(
-            "{}: {e}: run `cargo build --release` first",
-            plugin.display()
-        )
-    })?;
-    for dir in ["src", "ompi-glue"] {
-        match newest(&repo().join(dir)) {
-            Some((t, file)) if check_age && t > built => {
-                return Err(format!(
-                    "{} is older than {}: run `cargo build --release` first",
-                    plugin.display(),
-                    file.display()
-                ))
-            }
-            _ => {}
-        }
-    }
-    let work = target_dir().join("collectives-tests");
-    let components = work.join("components");
-    fs::create_dir_all(&components).map_err(|e| format!("{}: {e}", components.display()))?;
-    replace(&components.join("mca_coll_sharm.so"), |tmp| {
-        fs::copy(&plugin, tmp)
-            .map(drop)
-            .map_err(|e| format!("copy {}: {e}", plugin.display()))
-    })?;
-    let source = repo().join("tests/mpi").join(format!("{PROGRAM}.c"));
-    let program = work.join(PROGRAM);
-    replace(&program, |tmp| {
-        let out = Command::new("mpicc.openmpi")
-            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(tmp)
-            .arg(&source)
-            .output()
-            .map_err(|e| format!("cannot run mpicc.openmpi: {e}"))?;
-        if out.status.success() && out.stderr.is_empty() {
-            Ok(())
-        } else {
-            Err(format!(
-                "mpicc.openmpi {} failed or warned:\n{}",
-                source.display(),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
-    })?;
-    Ok((components, program))
-}
-
-/// `/dev/shm/sharm-<pid>-*` of the given processes.
-fn shm_files_of(pids: &BTreeSet<u32>) -> Vec<String> {
-    let Ok(dir) = fs::read_dir("/dev/shm") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|name| {
-            name.strip_prefix("sharm-")
-                .and_then(|rest| rest.split('-').next()?.parse::<u32>().ok())
-                .is_some_and(|pid| pids.contains(&pid))
-        })
-        .collect()
+    support::prepare("collectives-tests", PROGRAM)
 }
 
 /// Runs the checker on `np` processes; panics with the command and the whole

@@ -4,38 +4,28 @@
 //! `tests/mpi/sharm_check.c` (results computed independently, MPI_T counters
 //! proving sharm served the calls), run with the hierarchy switched on.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-const OMPI_COMPONENTS: &str = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
+use support::OMPI_COMPONENTS;
 
 /// One mpirun at a time: the machine has 2 cores.
 static MPIRUN: Mutex<()> = Mutex::new(());
 
 struct Setup {
     dir: PathBuf,
+    components: PathBuf,
     checker: PathBuf,
 }
 
 fn setup() -> &'static Setup {
     static SETUP: OnceLock<Setup> = OnceLock::new();
     SETUP.get_or_init(|| {
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let plugin = repo.join("target/release/libmca_coll_sharm.so");
-        assert!(plugin.exists(), "{} is missing: run `cargo build --release` first (ci/test.sh does)", plugin.display());
-        let dir = repo.join("target/hierarchy-tests");
-        std::fs::create_dir_all(dir.join("components")).expect("test directory");
-        std::fs::copy(&plugin, dir.join("components/mca_coll_sharm.so")).expect("copy the plugin");
-        let checker = dir.join("sharm_check");
-        let status = Command::new("mpicc.openmpi")
-            .args(["-O2", "-o"])
-            .arg(&checker)
-            .arg(repo.join("tests/mpi/sharm_check.c"))
-            .arg("-lm")
-            .status()
-            .expect("mpicc.openmpi");
-        assert!(status.success(), "compiling tests/mpi/sharm_check.c failed");
+        let (components, checker) = support::prepare("hierarchy-tests", "sharm_check").unwrap_or_else(|e| panic!("setup failed: {e}"));
+        let dir = components.parent().expect("work directory").to_path_buf();
         // Two switch levels over 4 virtual nodes of 2: vnode0,1 | vnode2 | vnode3.
         std::fs::write(
             dir.join("two-levels.topo"),
@@ -43,7 +33,7 @@ fn setup() -> &'static Setup {
         )
         .expect("topology file");
         std::fs::write(dir.join("malformed.topo"), "vnode0 swA\nvnode1\n").expect("topology file");
-        Setup { dir, checker }
+        Setup { dir, components, checker }
     })
 }
 
@@ -51,7 +41,7 @@ fn setup() -> &'static Setup {
 fn run(np: usize, scenarios: &str, mca: &[(&str, &str)]) -> String {
     let s = setup();
     let _one = MPIRUN.lock().unwrap_or_else(|e| e.into_inner());
-    let path = format!("{}:{OMPI_COMPONENTS}", s.dir.join("components").display());
+    let path = format!("{}:{OMPI_COMPONENTS}", s.components.display());
     let mut cmd = Command::new("timeout");
     cmd.args(["-s", "KILL", "300", "mpirun.openmpi", "--allow-run-as-root"]);
     if np > 2 {

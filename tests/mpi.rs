@@ -13,7 +13,10 @@
 //! by a global lock (the machine has 2 cores); after each one, no
 //! `/dev/shm/sharm-<pid>-*` of the job's processes may remain.
 
+mod support;
+
 use std::collections::BTreeSet;
+
 use std::ffi::OsString;
 use std::fs;
 use std::io::Read;
@@ -22,10 +25,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
+use support::{shm_files_of, OMPI_COMPONENTS};
 
 /// Open MPI's own component directory (must stay in mca_base_component_path).
-const OMPI_COMPONENTS: &str = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3";
 /// Seconds before `timeout` kills an mpirun; the C program aborts itself
 /// (naming the pending call) earlier: no run takes more than ~10 s here.
 const TIMEOUT_S: u32 = 300;
@@ -44,99 +47,8 @@ struct Setup {
 
 static SETUP: OnceLock<Result<Setup, String>> = OnceLock::new();
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `target/` of this build (the test binary sits in target/<profile>/deps/).
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "deps"))
-        .and_then(|deps| deps.parent()?.parent())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| repo().join("target"))
-}
-
-fn mtime(p: &Path) -> Result<SystemTime, String> {
-    fs::metadata(p)
-        .and_then(|m| m.modified())
-        .map_err(|e| format!("{}: {e}", p.display()))
-}
-
-/// The newest file under `dir` (recursively) and its modification time.
-fn newest(dir: &Path) -> Result<Option<(SystemTime, PathBuf)>, String> {
-    let mut best: Option<(SystemTime, PathBuf)> = None;
-    let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        let candidate = if path.is_dir() {
-            newest(&path)?
-        } else {
-            Some((mtime(&path)?, path))
-        };
-        if let Some(c) = candidate {
-            if best.as_ref().is_none_or(|b| c.0 > b.0) {
-                best = Some(c);
-            }
-        }
-    }
-    Ok(best)
-}
-
-/// Copies (or compiles) to a temporary name, then renames: a running job
-/// keeps its old file, the next one sees a complete new one.
-fn replace_file(dst: &Path, make: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
-    let tmp = dst.with_extension(format!("tmp{}", std::process::id()));
-    make(&tmp)?;
-    fs::rename(&tmp, dst).map_err(|e| format!("rename to {}: {e}", dst.display()))
-}
-
 fn prepare() -> Result<Setup, String> {
-    let plugin = std::env::var_os("SHARM_PLUGIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir().join("release/libmca_coll_sharm.so"));
-    let built = mtime(&plugin).map_err(|e| {
-        format!("the plugin is missing ({e}): run `cargo build --release` first (cargo test does not build it)")
-    })?;
-    for dir in ["src", "ompi-glue"] {
-        if let Some((t, file)) = newest(&repo().join(dir))? {
-            if t > built {
-                return Err(format!(
-                    "{} is older than {}: run `cargo build --release` first (cargo test does not rebuild it)",
-                    plugin.display(),
-                    file.display()
-                ));
-            }
-        }
-    }
-    let work = target_dir().join("mpi-tests");
-    let components = work.join("components");
-    fs::create_dir_all(&components).map_err(|e| format!("{}: {e}", components.display()))?;
-    replace_file(&components.join("mca_coll_sharm.so"), |tmp| {
-        fs::copy(&plugin, tmp)
-            .map(drop)
-            .map_err(|e| format!("copy {}: {e}", plugin.display()))
-    })?;
-
-    let check = work.join("sharm_check");
-    let source = repo().join("tests/mpi/sharm_check.c");
-    replace_file(&check, |tmp| {
-        let out = Command::new("mpicc.openmpi")
-            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
-            .arg(tmp)
-            .arg(&source)
-            .output()
-            .map_err(|e| format!("cannot run mpicc.openmpi: {e}"))?;
-        if !out.status.success() || !out.stderr.is_empty() {
-            return Err(format!(
-                "mpicc.openmpi {} failed or warned:\n{}",
-                source.display(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(())
-    })?;
+    let (components, check) = support::prepare("mpi-tests", "sharm_check")?;
     Ok(Setup { components, check })
 }
 
@@ -145,22 +57,6 @@ fn setup() -> &'static Setup {
         Ok(s) => s,
         Err(e) => panic!("MPI test setup failed: {e}"),
     }
-}
-
-/// `/dev/shm/sharm-<pid>-*` files of the given processes.
-fn shm_files_of(pids: &BTreeSet<u32>) -> Vec<String> {
-    let Ok(dir) = fs::read_dir("/dev/shm") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|name| {
-            let Some(rest) = name.strip_prefix("sharm-") else {
-                return false;
-            };
-            let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-            pid.is_some_and(|p| pids.contains(&p))
-        })
-        .collect()
 }
 
 /// The pids the job printed (`sharm_check: start np=N pids=a,b,...`).
