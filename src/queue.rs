@@ -14,7 +14,10 @@
 //! view in lock-step even for operations whose fragment counts only some
 //! processes know (the v-variants).  Starting each operation at `op mod s`
 //! spreads consecutive small operations over different slots, so a writer can
-//! run ahead of slow readers by up to s-1 operations.
+//! run ahead of slow readers by up to s-1 operations.  A large stream may use
+//! fragments `width` slots wide (a divisor of s): positions then count groups
+//! of `width` slots (`Pos::wide`), and a writer reuses a group once all
+//! readers of each of its slots acknowledged them.
 //!
 //! # Publishing (one write serves all readers)
 //! The writer fills the slot, stores `len` and `wseq` (relaxed), then `lap`
