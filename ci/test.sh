@@ -15,10 +15,12 @@ echo "== build"
 cargo build --release
 echo "== unit and MPI tests"
 # One test at a time: the MPI scenarios each start an mpirun on a 2-core machine.
-cargo test --release -- --test-threads=1
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --release -- --test-threads=1 2>&1 | tee "$log"
 if [ -x ci/bench-selftest.sh ]; then
     echo "== benchmark self-test"
-    ci/bench-selftest.sh
+    ci/bench-selftest.sh 2>&1 | tee -a "$log"
 fi
 echo "== leftovers"
 left=$(ls /dev/shm 2>/dev/null | grep '^sharm-' || true)
@@ -27,4 +29,9 @@ if [ -n "$left" ] || [ -n "$procs" ]; then
     echo "left behind: shm files [$left] processes [$procs]" >&2
     exit 1
 fi
+# One closing line over all the runners above.
+summaries=$(grep -E '^test result:|^bench-selftest: [0-9]+ passed' "$log")
+passed=$(echo "$summaries" | grep -oE '[0-9]+ passed' | awk '{s += $1} END {print s + 0}')
+failed=$(echo "$summaries" | grep -oE '[0-9]+ failed' | awk '{s += $1} END {print s + 0}')
 echo "ci/test.sh: all checks passed"
+echo "total: $passed passed, $failed failed"
