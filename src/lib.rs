@@ -1,48 +1,28 @@
 //! sharm: an Open MPI `coll` component whose collectives run over a
 //! per-communicator shared-memory queue system (the coll/sharm design).
 //!
-//! Map of the crate:
-//! * [`layout`], [`queue`], [`wait`], [`tree`], [`dtype`]: pure Rust, unit
-//!   tested without MPI: segment geometry, the queue protocol, waiting,
-//!   k-nomial trees, datatype decisions.
-//! * [`segment`]: the POSIX shared-memory object behind a communicator.
-//! * [`comm`]: per-communicator state and the serve-or-fall-back decision.
-//! * [`bcast`], [`reduce`]: the algorithms.
-//! * `ffi`, `log`, `stats`, `params`: the boundary with Open MPI (the C side
-//!   lives in `ompi-glue/`).
+//! Map of the crate, one folder per layer; imports point downwards only
+//! (checked by `tests/layers.rs`):
+//! * [`ompi`]: the boundary with Open MPI (the C side lives in `ompi-glue/`):
+//!   ffi, parameters, logging, MPI_T counters, typed buffers.
+//! * [`shm`]: the shared-memory transport: segment, queues, waits, channel.
+//! * [`coll`]: the collectives over the transport, one module per family.
+//! * [`hier`]: the hierarchy (paper 004) and the network algorithms; uses
+//!   `shm` and `coll` for the groups inside a node.
+//! * `dispatch`: one call: decode, decide, run, or hand over.
 //!
 //! This file holds the entry points Open MPI calls (through the glue).
 
 use std::ffi::c_void;
 
-pub mod allgather;
-pub mod alltoall;
-pub mod barrier;
-pub mod bcast;
-pub mod comm;
-pub mod dtype;
-mod ffi;
-pub mod gather;
+pub mod coll;
+mod dispatch;
 pub mod hier;
-mod hier_plan;
-pub mod hierarchy;
-pub mod layout;
-mod log;
-mod params;
-pub mod payload;
-pub mod queue;
-pub mod reduce;
-pub mod reduce_scatter;
-pub mod scan;
-pub mod segment;
-mod serve;
-mod stats;
-pub mod topology;
-pub mod tree;
-pub mod wait;
+pub mod ompi;
+pub mod shm;
 
-use comm::CommState;
-use ffi::{Comm, Module};
+use ompi::ffi::{self, Comm, Module};
+use shm::channel::CommState;
 
 /// Storage of the component struct Open MPI looks up by name.  The glue
 /// copies its C template in here at load time (`on_load`); 4096 bytes is
@@ -95,7 +75,7 @@ unsafe extern "C" fn entry_comm_free(state: *mut c_void) {
 }
 
 unsafe extern "C" fn entry_counter(index: i32) -> u64 {
-    stats::read(index.max(0) as usize)
+    ompi::stats::read(index.max(0) as usize)
 }
 
 unsafe extern "C" fn entry_collective(
@@ -104,7 +84,7 @@ unsafe extern "C" fn entry_collective(
     comm: *mut c_void,
     call: *const ffi::Call,
 ) -> i32 {
-    serve::collective(
+    dispatch::collective(
         &mut *state.cast::<CommState>(),
         Module(module),
         Comm(comm),

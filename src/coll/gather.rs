@@ -9,9 +9,9 @@
 //! its own operation number, so process r finds its data knowing only its own
 //! receive count (Scatterv's other counts are known to the root alone).
 
-use crate::comm::{Cut, Shared};
-use crate::payload::{Payload, TypedBuf};
-use crate::queue::Readers;
+use crate::ompi::payload::{Payload, TypedBuf};
+use crate::shm::channel::{Cut, Shared};
+use crate::shm::queue::Readers;
 
 /// What the root receives from (gather) or sends to (scatter) each process.
 pub struct RootSide<'a> {

@@ -7,13 +7,13 @@
 //!   buffer and broadcasts the whole of it: every process polls one queue
 //!   instead of p-1, at the price of a second phase.
 
-use crate::bcast;
-use crate::comm::{Cut, Shared};
-use crate::gather::{self, sinks, RootSide};
-use crate::params::Algorithm;
-use crate::payload::{Payload, TypedBuf};
-use crate::queue::Readers;
-use crate::stats::Coll;
+use crate::coll::bcast;
+use crate::coll::gather::{self, sinks, RootSide};
+use crate::ompi::params::Algorithm;
+use crate::ompi::payload::{Payload, TypedBuf};
+use crate::ompi::stats::Coll;
+use crate::shm::channel::{Cut, Shared};
+use crate::shm::queue::Readers;
 
 /// `own`: this process's send block (None: MPI_IN_PLACE, the block is already
 /// in `all` at this process's place).  `all`: the receive side; `uniform`:

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::{MmapMut, MmapOptions};
 
-use crate::layout::{Layout, MAGIC, PAGE};
+use crate::shm::layout::{Layout, MAGIC, PAGE};
 
 /// A mapped segment.  Unmapped on drop.
 pub struct Segment {

@@ -4,7 +4,7 @@
 //! topology file (the coll/tcl design, Kurnosov et al., section 2.1).
 //!
 //! Pure Rust, no MPI: the caller gathers the strings and names, this module
-//! turns them into values the group builder ([`crate::hierarchy`]) uses.
+//! turns them into values the group builder ([`crate::hier::groups`]) uses.
 //!
 //! * [`Level`]: L2, L3, NUMA node, socket, node, switch levels 1, 2, ...
 //!   (lowest first), plus the implicit [`Level::Top`] that joins whatever is

@@ -23,15 +23,15 @@
 //! the pipeline full without a cycle of waits (a process never holds a slot
 //! that rank 0 needs while waiting for rank 0).
 
-use crate::allgather;
-use crate::comm::{Cut, Shared};
-use crate::dtype::ReduceLayout;
-use crate::ffi::{Dtype, Op};
-use crate::params::Algorithm;
-use crate::payload::Payload;
-use crate::queue::{Pos, Readers};
-use crate::reduce_scatter;
-use crate::stats::Coll;
+use crate::coll::allgather;
+use crate::coll::reduce_scatter;
+use crate::ompi::dtype::ReduceLayout;
+use crate::ompi::ffi::{Dtype, Op};
+use crate::ompi::params::Algorithm;
+use crate::ompi::payload::Payload;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::{Cut, Shared};
+use crate::shm::queue::{Pos, Readers};
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
 /// when oversubscribed), the k-nomial tree beyond.

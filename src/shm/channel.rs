@@ -9,16 +9,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::{debug, info, warn};
 
-use crate::ffi::{self, Comm, Module, RawParams};
-use crate::hier_plan::{self, HierPlan};
-use crate::layout::{Layout, CACHE_LINE};
-use crate::params::{Algorithm, HierParams, HierarchyMode, Params};
-use crate::payload::Payload;
-use crate::queue::{Pos, Queues, Readers, Writer};
-use crate::segment::{self, Segment, NAME_BYTES};
-use crate::stats::{self, Coll};
-use crate::tree;
-use crate::wait::Waiter;
+use crate::hier::plan::{self as hier_plan, HierPlan};
+use crate::ompi::ffi::{self, Comm, Module, RawParams};
+use crate::ompi::params::{Algorithm, HierParams, HierarchyMode, Params};
+use crate::ompi::payload::Payload;
+use crate::ompi::stats::{self, Coll};
+use crate::shm::layout::{Layout, CACHE_LINE};
+use crate::shm::queue::{Pos, Queues, Readers, Writer};
+use crate::shm::segment::{self, Segment, NAME_BYTES};
+use crate::shm::tree;
+use crate::shm::wait::Waiter;
 
 /// Bytes of shared segments this process is attached to (for the budget).
 static ATTACHED_BYTES: AtomicU64 = AtomicU64::new(0);
@@ -403,7 +403,7 @@ impl CommState {
     pub fn query(comm: Comm) -> Option<(CommState, i32)> {
         let raw = ffi::params();
         let params = Params::from_raw(raw);
-        crate::log::init(params.verbose);
+        crate::ompi::log::init(params.verbose);
         let label = comm.label();
         let hier_params = HierParams::current();
         let all_local = comm.all_local();

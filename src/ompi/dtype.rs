@@ -1,7 +1,7 @@
 //! How sharm moves the elements of a datatype: pure decisions on the numbers
 //! Open MPI reports (no Open MPI calls here).
 
-use crate::ffi::DtypeInfo;
+use crate::ompi::ffi::DtypeInfo;
 
 /// How a data-movement operation (Bcast, Gather, ...) reads or writes a
 /// user buffer.

@@ -15,9 +15,9 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::comm::Shared;
-use crate::params::Algorithm;
-use crate::stats::Coll;
+use crate::ompi::params::Algorithm;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::Shared;
 
 /// Under `auto`, the flat barrier up to this many processes (and always when
 /// oversubscribed), the k-nomial tree beyond.

@@ -21,14 +21,14 @@
 //!   ReduceAllreduceBcast (reduce up to the top group, recursive-doubling
 //!   allreduce among its members, bcast down).
 
-use crate::comm::{Bootstrap, Shared};
-use crate::dtype::ReduceLayout;
-use crate::ffi::{self, Comm, Dtype, Op};
-use crate::params::Algorithm;
-use crate::payload::Payload;
-use crate::reduce::Reduction;
-use crate::stats::Coll;
-use crate::{bcast as queue_bcast, reduce as queue_reduce};
+use crate::coll::reduce::Reduction;
+use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
+use crate::ompi::dtype::ReduceLayout;
+use crate::ompi::ffi::{self, Comm, Dtype, Op};
+use crate::ompi::params::Algorithm;
+use crate::ompi::payload::Payload;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::{Bootstrap, Shared};
 
 /// How a group runs its part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

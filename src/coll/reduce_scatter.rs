@@ -13,14 +13,14 @@
 //! behind its writing, which keeps the pipeline full without a cycle of
 //! waits (same argument as Allreduce's).
 
-use crate::comm::Shared;
-use crate::dtype::ReduceLayout;
-use crate::gather::{self, RootSide};
-use crate::params::Algorithm;
-use crate::payload::TypedBuf;
-use crate::queue::Readers;
-use crate::reduce::{fold_ranks, Piece, Reduction};
-use crate::stats::Coll;
+use crate::coll::gather::{self, RootSide};
+use crate::coll::reduce::{fold_ranks, Piece, Reduction};
+use crate::ompi::dtype::ReduceLayout;
+use crate::ompi::params::Algorithm;
+use crate::ompi::payload::TypedBuf;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::Shared;
+use crate::shm::queue::Readers;
 
 /// MPI_Reduce_scatter(_block) with the configured algorithm.
 pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize]) -> bool {
@@ -51,7 +51,7 @@ pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize]) -> 
         in_place: false,
         ..*red
     };
-    crate::reduce::reduce(sh, &to_zero, 0);
+    crate::coll::reduce::reduce(sh, &to_zero, 0);
     // Then hands slice r to process r.
     let source = RootSide {
         whole: TypedBuf::new(whole.as_ptr(), total as i32, red.dtype),

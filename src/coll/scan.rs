@@ -9,11 +9,11 @@
 //!   fragment read and one reduction per process (large messages, many
 //!   processes), pipelined fragment by fragment.
 
-use crate::comm::Shared;
-use crate::params::Algorithm;
-use crate::queue::Readers;
-use crate::reduce::{fold_ranks, Piece, Reduction};
-use crate::stats::Coll;
+use crate::coll::reduce::{fold_ranks, Piece, Reduction};
+use crate::ompi::params::Algorithm;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::Shared;
+use crate::shm::queue::Readers;
 
 /// Under `auto`, the chain from this many processes and bytes on.
 const CHAIN_MIN_PROCS: usize = 9;

@@ -11,10 +11,10 @@
 //!   fragment out, republishes it in its own queue for its children, then
 //!   acknowledges its parent.  Fragments pipeline down the tree.
 
-use crate::comm::Shared;
-use crate::payload::Payload;
-use crate::queue::Readers;
-use crate::stats::Coll;
+use crate::ompi::payload::Payload;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::Shared;
+use crate::shm::queue::Readers;
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
 /// when oversubscribed), the k-nomial tree beyond.

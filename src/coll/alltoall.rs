@@ -11,12 +11,12 @@
 //!   by up to one queue's worth of positions (the argument of
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
-use crate::comm::Shared;
-use crate::gather::RootSide;
-use crate::params::Algorithm;
-use crate::payload::Payload;
-use crate::queue::Readers;
-use crate::stats::Coll;
+use crate::coll::gather::RootSide;
+use crate::ompi::params::Algorithm;
+use crate::ompi::payload::Payload;
+use crate::ompi::stats::Coll;
+use crate::shm::channel::Shared;
+use crate::shm::queue::Readers;
 
 /// Where the block for each destination comes from: the send side, or (in
 /// place) a packed copy of the receive buffer, since a block may be

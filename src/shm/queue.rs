@@ -43,8 +43,8 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::layout::Layout;
-use crate::wait::Waiter;
+use crate::shm::layout::Layout;
+use crate::shm::wait::Waiter;
 
 /// Payload bytes that fit in a slot header's cache line.
 pub const INLINE_BYTES: usize = 32;
@@ -75,9 +75,9 @@ pub struct SyncLine {
     pub release: AtomicU64,
 }
 
-const _: () = assert!(std::mem::size_of::<SlotHeader>() == crate::layout::CACHE_LINE);
-const _: () = assert!(std::mem::size_of::<SyncLine>() == crate::layout::CACHE_LINE);
-const _: () = assert!(std::mem::size_of::<AckLine>() == crate::layout::CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<SlotHeader>() == crate::shm::layout::CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<SyncLine>() == crate::shm::layout::CACHE_LINE);
+const _: () = assert!(std::mem::size_of::<AckLine>() == crate::shm::layout::CACHE_LINE);
 
 /// Where a fragment goes: fragment `index` of operation `op`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use tracing::{Event, Level, Metadata, Subscriber};
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
 
-use crate::ffi;
+use crate::ompi::ffi;
 
 struct OmpiOutput {
     max: LevelFilter,

@@ -10,11 +10,11 @@ use std::sync::Mutex;
 
 use tracing::{debug, info, warn};
 
-use crate::ffi::{Comm, Module};
-use crate::hier::{Group, GroupAlgorithm, Transport};
-use crate::hierarchy::{attach_switch_paths, Hierarchy, ProcInfo};
-use crate::params::HierParams;
-use crate::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
+use crate::hier::chain::{Group, GroupAlgorithm, Transport};
+use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
+use crate::hier::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
+use crate::ompi::ffi::{Comm, Module};
+use crate::ompi::params::HierParams;
 
 /// One process's part in the hierarchy.
 pub struct HierPlan {

@@ -1,15 +1,15 @@
 //! One collective call: decide whether sharm serves it (see `comm`), then run
 //! the algorithm, or hand the call, unchanged, to the component below.
 
-use crate::comm::{CommState, Decision};
-use crate::dtype::{self, ReduceLayout};
-use crate::ffi::{self, Call, Comm, Dtype, Module, Op};
-use crate::gather::RootSide;
-use crate::hier::{self, Chain};
-use crate::payload::TypedBuf;
-use crate::reduce::Reduction;
-use crate::stats::{self, Coll};
-use crate::{allgather, alltoall, barrier, bcast, gather, reduce, reduce_scatter, scan};
+use crate::coll::gather::RootSide;
+use crate::coll::reduce::Reduction;
+use crate::coll::{allgather, alltoall, barrier, bcast, gather, reduce, reduce_scatter, scan};
+use crate::hier::chain::{self as hier, Chain};
+use crate::ompi::dtype::{self, ReduceLayout};
+use crate::ompi::ffi::{self, Call, Comm, Dtype, Module, Op};
+use crate::ompi::payload::TypedBuf;
+use crate::ompi::stats::{self, Coll};
+use crate::shm::channel::{CommState, Decision};
 
 fn status(ok: bool) -> i32 {
     if ok {

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::topology::{Level, Locality, TopologyError, TopologyFile};
+use crate::hier::topology::{Level, Locality, TopologyError, TopologyFile};
 
 /// What the builder knows about one process of the communicator.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -355,7 +355,7 @@ impl Hierarchy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{parse_topology_text, virtual_node_names, LevelSelection};
+    use crate::hier::topology::{parse_topology_text, virtual_node_names, LevelSelection};
 
     fn loc(s: &str) -> Option<Locality> {
         Some(Locality::parse(s).unwrap())

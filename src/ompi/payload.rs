@@ -2,8 +2,8 @@
 //! anything else goes through Open MPI's convertor.  Processes may use
 //! different datatypes with the same type signature; the stream is the same.
 
-use crate::dtype::{self, Movement};
-use crate::ffi::{self, Convertor, Dtype, DtypeInfo};
+use crate::ompi::dtype::{self, Movement};
+use crate::ompi::ffi::{self, Convertor, Dtype, DtypeInfo};
 
 /// `count` elements of `dtype` at `buf` (as the application passed them),
 /// with the datatype's geometry asked of Open MPI once.

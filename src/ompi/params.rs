@@ -1,7 +1,7 @@
 //! The component's MCA parameters, validated, as one communicator uses them.
 
-use crate::ffi;
-use crate::stats::Coll;
+use crate::ompi::ffi;
+use crate::ompi::stats::Coll;
 
 /// Algorithm choice of a `*_algorithm` parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,9 +95,9 @@ pub struct HierParams {
     pub mode: HierarchyMode,
     /// Every k consecutive ranks form a node (testing on one machine).
     pub virtual_node_size: Option<usize>,
-    pub bcast: crate::hier::GroupAlgorithm,
-    pub reduce: crate::hier::GroupAlgorithm,
-    pub allreduce: crate::hier::AllreduceForm,
+    pub bcast: crate::hier::chain::GroupAlgorithm,
+    pub reduce: crate::hier::chain::GroupAlgorithm,
+    pub allreduce: crate::hier::chain::AllreduceForm,
     pub levels: String,
     pub topology_file: Option<String>,
     pub dot_file: Option<String>,
@@ -107,7 +107,7 @@ pub struct HierParams {
 
 impl HierParams {
     pub fn current() -> HierParams {
-        use crate::hier::{AllreduceForm, GroupAlgorithm};
+        use crate::hier::chain::{AllreduceForm, GroupAlgorithm};
         let (raw, [levels, topology_file, dot_file, level_algorithms]) = ffi::hier_params();
         let group = |v: i32| match v {
             2 => GroupAlgorithm::Binomial,

@@ -1,0 +1,13 @@
+//! The collectives over the shared-memory transport, one module per
+//! operation family.  Each takes a ready channel (`shm::channel::Shared`)
+//! and typed buffers; the decision to serve a call is taken above, in
+//! `dispatch`.
+
+pub mod allgather;
+pub mod alltoall;
+pub mod barrier;
+pub mod bcast;
+pub mod gather;
+pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;

@@ -1,0 +1,12 @@
+//! The boundary with Open MPI: the flat C ABI of the glue (`ffi`), the MCA
+//! parameters (`params`), logging through opal_output (`log`), the MPI_T
+//! counters (`stats`), and typed views of the application's buffers
+//! (`dtype`, `payload`).  Nothing here knows about shared memory or
+//! algorithms; every other layer reaches Open MPI only through this one.
+
+pub mod dtype;
+pub mod ffi;
+pub mod log;
+pub mod params;
+pub mod payload;
+pub mod stats;

@@ -1,0 +1,11 @@
+//! The shared-memory transport: a segment per communicator (or hierarchy
+//! group) holding one cyclic queue per process, the queue protocol with its
+//! memory ordering, waiting, and the channel the collectives use to stream
+//! fragments through the queues.  Uses only the boundary layer (`ompi`).
+
+pub mod channel;
+pub mod layout;
+pub mod queue;
+pub mod segment;
+pub mod tree;
+pub mod wait;
