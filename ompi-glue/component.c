@@ -210,8 +210,9 @@ static void register_size(const char *name, const char *help, size_t *storage)
                                            MCA_BASE_VAR_SCOPE_READONLY, storage);
 }
 
-/* Names of the statistics counters: counter index = 2 * enum sharm_coll + kind,
- * kind 0 = calls served by sharm, kind 1 = calls handed to the next component. */
+/* Names of the statistics counters: counter index = 3 * enum sharm_coll + kind,
+ * kind 0 = calls served by sharm, kind 1 = calls handed to the next component,
+ * kind 2 = served calls that went through the hierarchy (a subset of kind 0). */
 static const char *const coll_names[SHARM_COLL_COUNT] = {
     "barrier", "bcast", "reduce", "allreduce", "gather", "gatherv", "scatter", "scatterv",
     "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter_block",
@@ -228,20 +229,21 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
 static void register_counters(void)
 {
     for (int coll = 0; coll < SHARM_COLL_COUNT; ++coll) {
-        for (int kind = 0; kind < 2; ++kind) {
+        static const char *const kinds[3] = {"served", "fallbacks", "hierarchical"};
+        static const char *const helps[3] = {
+            "Number of MPI_%s calls served by sharm in this process",
+            "Number of MPI_%s calls sharm handed to the next component",
+            "Number of MPI_%s calls sharm served through its hierarchy of groups"};
+        for (int kind = 0; kind < 3; ++kind) {
             char name[64], help[160];
-            snprintf(name, sizeof(name), "%s_%s", coll_names[coll],
-                     kind == 0 ? "served" : "fallbacks");
-            snprintf(help, sizeof(help),
-                     kind == 0 ? "Number of MPI_%s calls served by sharm in this process"
-                               : "Number of MPI_%s calls sharm handed to the next component",
-                     coll_names[coll]);
+            snprintf(name, sizeof(name), "%s_%s", coll_names[coll], kinds[kind]);
+            snprintf(help, sizeof(help), helps[kind], coll_names[coll]);
             (void) mca_base_component_pvar_register(
                 &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
                 MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
                 MCA_BASE_VAR_BIND_NO_OBJECT,
                 MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL,
-                NULL, (void *)(intptr_t)(2 * coll + kind));
+                NULL, (void *)(intptr_t)(3 * coll + kind));
         }
     }
 }

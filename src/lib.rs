@@ -21,8 +21,8 @@ pub mod hier;
 pub mod ompi;
 pub mod shm;
 
+use dispatch::CommState;
 use ompi::ffi::{self, Comm, Module};
-use shm::channel::CommState;
 
 /// Storage of the component struct Open MPI looks up by name.  The glue
 /// copies its C template in here at load time (`on_load`); 4096 bytes is

@@ -8,10 +8,11 @@
 //!   instead of p-1, at the price of a second phase.
 
 use crate::coll::bcast;
-use crate::coll::gather::{self, sinks, RootSide};
+use crate::coll::gather::{self, sinks};
+use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
+use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, TypedBuf};
-use crate::ompi::stats::Coll;
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
 

@@ -11,10 +11,10 @@
 //!   by up to one queue's worth of positions (the argument of
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
-use crate::coll::gather::RootSide;
+use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
-use crate::ompi::stats::Coll;
+use crate::ompi::payload::RootSide;
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 

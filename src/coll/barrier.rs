@@ -15,8 +15,8 @@
 
 use std::sync::atomic::Ordering;
 
+use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
-use crate::ompi::stats::Coll;
 use crate::shm::channel::Shared;
 
 /// Under `auto`, the flat barrier up to this many processes (and always when

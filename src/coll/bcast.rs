@@ -11,8 +11,8 @@
 //!   fragment out, republishes it in its own queue for its children, then
 //!   acknowledges its parent.  Fragments pipeline down the tree.
 
+use crate::ompi::call::Coll;
 use crate::ompi::payload::Payload;
-use crate::ompi::stats::Coll;
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 

@@ -9,28 +9,9 @@
 //! its own operation number, so process r finds its data knowing only its own
 //! receive count (Scatterv's other counts are known to the root alone).
 
-use crate::ompi::payload::{Payload, TypedBuf};
+use crate::ompi::payload::{Payload, RootSide, TypedBuf};
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
-
-/// What the root receives from (gather) or sends to (scatter) each process.
-pub struct RootSide<'a> {
-    /// The whole buffer and its datatype (the count is not used).
-    pub whole: TypedBuf,
-    /// Elements per block (Gather/Scatter) ...
-    pub count: i32,
-    /// ... or per process with displacements (the v-variants).
-    pub counts: Option<(&'a [i32], &'a [i32])>,
-}
-
-impl RootSide<'_> {
-    pub fn block(&self, r: usize) -> TypedBuf {
-        match self.counts {
-            Some((counts, displs)) => self.whole.block(r, counts[r], Some(displs[r])),
-            None => self.whole.block(r, self.count, None),
-        }
-    }
-}
 
 /// A sink per block, with the block's cut.
 pub(crate) fn sinks(

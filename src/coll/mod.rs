@@ -4,10 +4,12 @@
 //! `dispatch`.
 
 pub mod allgather;
+pub mod allreduce;
 pub mod alltoall;
 pub mod barrier;
 pub mod bcast;
 pub mod gather;
 pub mod reduce;
 pub mod reduce_scatter;
+pub mod reduction;
 pub mod scan;

@@ -13,12 +13,13 @@
 //! behind its writing, which keeps the pipeline full without a cycle of
 //! waits (same argument as Allreduce's).
 
-use crate::coll::gather::{self, RootSide};
-use crate::coll::reduce::{fold_ranks, Piece, Reduction};
+use crate::coll::gather;
+use crate::coll::reduction::{fold_ranks, Piece, Reduction};
+use crate::ompi::call::Coll;
 use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::params::Algorithm;
+use crate::ompi::payload::RootSide;
 use crate::ompi::payload::TypedBuf;
-use crate::ompi::stats::Coll;
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 

@@ -9,9 +9,9 @@
 //!   fragment read and one reduction per process (large messages, many
 //!   processes), pipelined fragment by fragment.
 
-use crate::coll::reduce::{fold_ranks, Piece, Reduction};
+use crate::coll::reduction::{fold_ranks, Piece, Reduction};
+use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
-use crate::ompi::stats::Coll;
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 
@@ -58,7 +58,7 @@ fn chain_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
             };
             std::ptr::copy_nonoverlapping(own, acc, len);
             if let Some(frag) = below {
-                red.op.reduce(frag.data, acc, n, red.dtype);
+                red.fold(frag.data, acc, n);
                 if !inclusive {
                     red.layout.copy_to_user(out, frag.data, n);
                 }

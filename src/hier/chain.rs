@@ -21,14 +21,15 @@
 //!   ReduceAllreduceBcast (reduce up to the top group, recursive-doubling
 //!   allreduce among its members, bcast down).
 
-use crate::coll::reduce::Reduction;
+use crate::coll::reduction::Reduction;
 use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
+use crate::ompi::call::Coll;
 use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm, Dtype, Op};
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
-use crate::ompi::stats::Coll;
-use crate::shm::channel::{Bootstrap, Shared};
+use crate::shm::bootstrap::Bootstrap;
+use crate::shm::channel::Shared;
 
 /// How a group runs its part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

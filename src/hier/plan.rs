@@ -18,6 +18,8 @@ use crate::ompi::params::HierParams;
 
 /// One process's part in the hierarchy.
 pub struct HierPlan {
+    /// This process's rank in the communicator.
+    pub me: usize,
     /// Its groups, bottom-up (member ranks ascending, leader first).
     pub chain: Vec<Group>,
     /// Whether the last of them is the top group.
@@ -170,6 +172,7 @@ pub fn build(
     let reaches_top =
         root_group.is_some() && chain.last().map(|g| &g.members) == root_group.as_ref();
     Ok(HierPlan {
+        me,
         chain,
         reaches_top,
         params,

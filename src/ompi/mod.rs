@@ -4,6 +4,7 @@
 //! (`dtype`, `payload`).  Nothing here knows about shared memory or
 //! algorithms; every other layer reaches Open MPI only through this one.
 
+pub mod call;
 pub mod dtype;
 pub mod ffi;
 pub mod log;

@@ -1,7 +1,7 @@
 //! The component's MCA parameters, validated, as one communicator uses them.
 
+use crate::ompi::call::Coll;
 use crate::ompi::ffi;
-use crate::ompi::stats::Coll;
 
 /// Algorithm choice of a `*_algorithm` parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

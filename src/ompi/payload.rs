@@ -176,3 +176,23 @@ impl Payload {
         }
     }
 }
+
+/// A buffer of p blocks, one per process: what a root receives from (gather)
+/// or sends to (scatter) each process, or any side of an Allgather/Alltoall.
+pub struct RootSide<'a> {
+    /// The whole buffer and its datatype (the count is not used).
+    pub whole: TypedBuf,
+    /// Elements per block (Gather/Scatter) ...
+    pub count: i32,
+    /// ... or per process with displacements (the v-variants).
+    pub counts: Option<(&'a [i32], &'a [i32])>,
+}
+
+impl RootSide<'_> {
+    pub fn block(&self, r: usize) -> TypedBuf {
+        match self.counts {
+            Some((counts, displs)) => self.whole.block(r, counts[r], Some(displs[r])),
+            None => self.whole.block(r, self.count, None),
+        }
+    }
+}

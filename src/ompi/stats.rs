@@ -1,90 +1,29 @@
 //! Per-process counters of served and handed-over calls, readable as MPI_T
-//! performance variables `coll_sharm_<op>_served` / `coll_sharm_<op>_fallbacks`
-//! (registered by the glue; index = 2·op + kind).
+//! performance variables `coll_sharm_<op>_served` / `coll_sharm_<op>_fallbacks` /
+//! `coll_sharm_<op>_hierarchical` (registered by the glue; index = 3·op + kind).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Collective operations, in the order of `enum sharm_coll` in sharm_glue.h.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(usize)]
-pub enum Coll {
-    Barrier = 0,
-    Bcast,
-    Reduce,
-    Allreduce,
-    Gather,
-    Gatherv,
-    Scatter,
-    Scatterv,
-    Allgather,
-    Allgatherv,
-    Alltoall,
-    Alltoallv,
-    ReduceScatterBlock,
-    ReduceScatter,
-    Scan,
-    Exscan,
-}
+use crate::ompi::call::{Coll, COLLS};
 
-const ALL: [Coll; COLLS] = [
-    Coll::Barrier,
-    Coll::Bcast,
-    Coll::Reduce,
-    Coll::Allreduce,
-    Coll::Gather,
-    Coll::Gatherv,
-    Coll::Scatter,
-    Coll::Scatterv,
-    Coll::Allgather,
-    Coll::Allgatherv,
-    Coll::Alltoall,
-    Coll::Alltoallv,
-    Coll::ReduceScatterBlock,
-    Coll::ReduceScatter,
-    Coll::Scan,
-    Coll::Exscan,
-];
+/// Kinds of counter per collective, in the glue's order.
+const KINDS: usize = 3;
 
-const NAMES: [&str; COLLS] = [
-    "MPI_Barrier",
-    "MPI_Bcast",
-    "MPI_Reduce",
-    "MPI_Allreduce",
-    "MPI_Gather",
-    "MPI_Gatherv",
-    "MPI_Scatter",
-    "MPI_Scatterv",
-    "MPI_Allgather",
-    "MPI_Allgatherv",
-    "MPI_Alltoall",
-    "MPI_Alltoallv",
-    "MPI_Reduce_scatter_block",
-    "MPI_Reduce_scatter",
-    "MPI_Scan",
-    "MPI_Exscan",
-];
+static COUNTERS: [AtomicU64; KINDS * COLLS] = [const { AtomicU64::new(0) }; KINDS * COLLS];
 
-impl Coll {
-    pub fn from_raw(v: i32) -> Option<Coll> {
-        ALL.get(usize::try_from(v).ok()?).copied()
-    }
-
-    pub fn name(self) -> &'static str {
-        NAMES[self as usize]
-    }
-}
-
-/// Number of collectives the glue registers counters for (SHARM_COLL_COUNT).
-const COLLS: usize = 16;
-
-static COUNTERS: [AtomicU64; 2 * COLLS] = [const { AtomicU64::new(0) }; 2 * COLLS];
-
+/// A call sharm served (flat or hierarchical).
 pub fn served(c: Coll) {
-    COUNTERS[2 * c as usize].fetch_add(1, Ordering::Relaxed);
+    COUNTERS[KINDS * c as usize].fetch_add(1, Ordering::Relaxed);
 }
 
+/// A call handed to the next component.
 pub fn fallback(c: Coll) {
-    COUNTERS[2 * c as usize + 1].fetch_add(1, Ordering::Relaxed);
+    COUNTERS[KINDS * c as usize + 1].fetch_add(1, Ordering::Relaxed);
+}
+
+/// A served call that went through the hierarchy (also counted as served).
+pub fn hierarchical(c: Coll) {
+    COUNTERS[KINDS * c as usize + 2].fetch_add(1, Ordering::Relaxed);
 }
 
 /// Counter `index` (0 for an unknown index).

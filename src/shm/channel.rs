@@ -1,81 +1,31 @@
-//! Per-communicator state: whether sharm serves the communicator, its shared
-//! segment (created lazily, at the first collective sharm serves), and the
-//! per-call decision between serving a call and handing it to the component
-//! below.  Every decision that changes what processes do together is taken on
-//! values all processes share (message bytes, datatype, operation, agreed
-//! parameters), so all processes always decide alike.
+//! The channel the collectives work with: a mapped segment shared by the
+//! processes of a communicator (or of a hierarchy group), its queues, this
+//! process's writer state and the agreed parameters; created collectively by
+//! `Shared::establish`.  Streams are cut into fragments (`Cut`) and moved
+//! through the queues by `send`/`recv`.
+//!
+//! Ownership: every field here is private to one process.  What is shared
+//! between processes lives in the segment and is reached only through
+//! `queues` (see `queue` for its memory ordering).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::{debug, info, warn};
 
-use crate::hier::plan::{self as hier_plan, HierPlan};
-use crate::ompi::ffi::{self, Comm, Module, RawParams};
-use crate::ompi::params::{Algorithm, HierParams, HierarchyMode, Params};
+use crate::ompi::call::Coll;
+use crate::ompi::ffi::{self, RawParams};
+use crate::ompi::params::{Algorithm, Params};
 use crate::ompi::payload::Payload;
-use crate::ompi::stats::{self, Coll};
-use crate::shm::layout::{Layout, CACHE_LINE};
+use crate::shm::bootstrap::Bootstrap;
+use crate::shm::layout::Layout;
 use crate::shm::queue::{Pos, Queues, Readers, Writer};
+use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
 /// Bytes of shared segments this process is attached to (for the budget).
-static ATTACHED_BYTES: AtomicU64 = AtomicU64::new(0);
-
-/// The collective exchanges a segment's creation needs, among the processes
-/// that will share it: the component below sharm for a whole communicator,
-/// point-to-point messages for a hierarchy's group.
-pub trait Bootstrap {
-    /// Every process gets index 0's bytes.
-    fn bcast_bytes(&self, buf: &mut [u8]) -> bool;
-    /// Every process learns the minimum of `value`.
-    fn agree_min(&self, value: i32) -> Option<i32>;
-}
-
-/// Bootstrap of a whole communicator through the component below sharm.
-pub struct PrevComponent {
-    pub module: Module,
-    pub comm: Comm,
-}
-
-impl Bootstrap for PrevComponent {
-    fn bcast_bytes(&self, buf: &mut [u8]) -> bool {
-        self.module.bcast_bytes(buf, 0, self.comm)
-    }
-    fn agree_min(&self, value: i32) -> Option<i32> {
-        self.module.agree_min(value, self.comm)
-    }
-}
-
-/// A cache-line aligned scratch buffer of the largest fragment (s·f bytes).
-pub struct Scratch {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl Scratch {
-    fn new(bytes: usize) -> Scratch {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(CACHE_LINE), CACHE_LINE)
-            .expect("valid layout");
-        // SAFETY: non-zero size.
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        Scratch { ptr, layout }
-    }
-    pub fn ptr(&self) -> *mut u8 {
-        self.ptr
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
+pub(crate) static ATTACHED_BYTES: AtomicU64 = AtomicU64::new(0);
 
 /// Everything a served collective works with.
 pub struct Shared {
@@ -356,216 +306,5 @@ impl Cut {
 impl Drop for Shared {
     fn drop(&mut self) {
         ATTACHED_BYTES.fetch_sub(self.segment.layout().total as u64, Ordering::Relaxed);
-    }
-}
-
-enum Status {
-    NotYet,
-    Ready(Box<Shared>),
-    Unavailable,
-}
-
-/// sharm's state for one communicator.
-pub struct CommState {
-    pub rank: usize,
-    pub size: usize,
-    /// All processes run on this node (the flat shared-memory path needs it).
-    all_local: bool,
-    label: String,
-    status: Status,
-    hier: HierStatus,
-}
-
-/// The hierarchical collectives' state of a communicator.
-enum HierStatus {
-    /// Not wanted (see `coll_sharm_hierarchy`).
-    Off,
-    /// Wanted; groups not built yet.
-    NotYet(HierParams),
-    Ready(Box<HierPlan>),
-    Unavailable,
-}
-
-/// Why a call is handed to the next component.
-pub type Refusal = String;
-
-/// Result of deciding about one call.
-pub enum Decision<'a> {
-    /// Nothing to move (count 0 or empty datatype): done.
-    Nothing,
-    Serve(&'a mut Shared),
-    Fallback(Refusal),
-}
-
-impl CommState {
-    /// comm_query: serve intra-communicators of 2+ processes, all on this
-    /// node (flat shared memory) or, with the hierarchy on, anywhere.
-    pub fn query(comm: Comm) -> Option<(CommState, i32)> {
-        let raw = ffi::params();
-        let params = Params::from_raw(raw);
-        crate::ompi::log::init(params.verbose);
-        let label = comm.label();
-        let hier_params = HierParams::current();
-        let all_local = comm.all_local();
-        let why = if params.priority < 0 {
-            Some("priority is negative".to_owned())
-        } else if comm.is_inter() {
-            Some("it is an intercommunicator".to_owned())
-        } else if comm.size() < 2 {
-            Some(format!("it has {} process", comm.size()))
-        } else if !all_local && hier_params.mode == HierarchyMode::Off {
-            Some(
-                "its processes are not all on this node (and coll_sharm_hierarchy is off)"
-                    .to_owned(),
-            )
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            debug!("not serving communicator {label}: {why}");
-            return None;
-        }
-        if raw.fragment_size < 64 || raw.queue_slots < 2 || raw.knomial_radix < 2 {
-            warn!(
-                "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
-                raw.fragment_size,
-                raw.queue_slots,
-                raw.knomial_radix,
-                params.fragment_size,
-                params.queue_slots,
-                params.radix
-            );
-        }
-        debug!("serving communicator {label} ({} processes)", comm.size());
-        let spans_nodes = !all_local
-            || hier_params
-                .virtual_node_size
-                .is_some_and(|k| comm.size() > k);
-        let hier = match hier_params.mode {
-            HierarchyMode::On => HierStatus::NotYet(hier_params),
-            HierarchyMode::Auto if spans_nodes => HierStatus::NotYet(hier_params),
-            _ => HierStatus::Off,
-        };
-        Some((
-            CommState {
-                rank: comm.rank(),
-                size: comm.size(),
-                all_local,
-                label,
-                status: Status::NotYet,
-                hier,
-            },
-            params.priority,
-        ))
-    }
-
-    pub fn label(&self) -> &str {
-        &self.label
-    }
-
-    /// The hierarchy of this communicator when its Bcast/Reduce/Allreduce
-    /// go hierarchical (built at the first call; collective).
-    pub fn hierarchy(&mut self, module: Module, comm: Comm) -> Option<&mut HierPlan> {
-        if let HierStatus::NotYet(params) = &self.hier {
-            self.hier = match hier_plan::build(
-                comm,
-                module,
-                self.rank,
-                self.size,
-                params.clone(),
-                &self.label,
-            ) {
-                Ok(plan) => HierStatus::Ready(Box::new(plan)),
-                Err(why) => {
-                    warn!(
-                        "communicator {}: no hierarchical collectives ({why})",
-                        self.label
-                    );
-                    HierStatus::Unavailable
-                }
-            };
-        }
-        match &mut self.hier {
-            HierStatus::Ready(plan) => Some(plan),
-            _ => None,
-        }
-    }
-
-    /// Whether the flat shared-memory algorithms can serve this communicator.
-    pub fn all_local(&self) -> bool {
-        self.all_local
-    }
-
-    /// Decides whether to serve a call moving `bytes` bytes in all (`None`:
-    /// no size every process knows, as in Gatherv: then the call is always
-    /// served); `refusal` gives an operation-specific reason to refuse.
-    pub fn decide(
-        &mut self,
-        module: Module,
-        comm: Comm,
-        coll: Coll,
-        bytes: Option<u64>,
-        refusal: impl FnOnce(&Params, usize) -> Option<Refusal>,
-    ) -> Decision<'_> {
-        if bytes == Some(0) {
-            stats::served(coll);
-            return Decision::Nothing;
-        }
-        if !self.all_local {
-            return self.refuse(coll, "its processes are not all on this node".to_owned());
-        }
-        if matches!(self.status, Status::NotYet) {
-            self.status = match Shared::establish(
-                &PrevComponent { module, comm },
-                self.rank,
-                self.size,
-                &self.label,
-            ) {
-                Ok(shared) => Status::Ready(Box::new(shared)),
-                Err(why) => {
-                    warn!("communicator {}: no shared-memory segment ({why}); its collectives go to the next component", self.label);
-                    Status::Unavailable
-                }
-            };
-        }
-        let params = match &self.status {
-            Status::Ready(shared) => shared.params,
-            _ => {
-                return self.refuse(
-                    coll,
-                    "the communicator has no shared-memory segment".to_owned(),
-                )
-            }
-        };
-        if let (Some(max), Some(bytes)) = (params.max_message_size, bytes) {
-            if bytes > max {
-                return self.refuse(
-                    coll,
-                    format!("{bytes} bytes exceed coll_sharm_max_message_size={max}"),
-                );
-            }
-        }
-        let f = match &self.status {
-            Status::Ready(shared) => shared.fragment(),
-            _ => unreachable!("checked above"),
-        };
-        if let Some(why) = refusal(&params, f) {
-            return self.refuse(coll, why);
-        }
-        stats::served(coll);
-        match &mut self.status {
-            Status::Ready(shared) => Decision::Serve(shared),
-            _ => unreachable!("checked above"),
-        }
-    }
-
-    fn refuse(&self, coll: Coll, why: Refusal) -> Decision<'static> {
-        info!(
-            "{}: {} handed to the next component: {why}",
-            self.label,
-            coll.name()
-        );
-        stats::fallback(coll);
-        Decision::Fallback(why)
     }
 }

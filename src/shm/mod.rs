@@ -3,9 +3,11 @@
 //! memory ordering, waiting, and the channel the collectives use to stream
 //! fragments through the queues.  Uses only the boundary layer (`ompi`).
 
+pub mod bootstrap;
 pub mod channel;
 pub mod layout;
 pub mod queue;
+pub mod scratch;
 pub mod segment;
 pub mod tree;
 pub mod wait;

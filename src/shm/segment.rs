@@ -1,7 +1,7 @@
 //! The per-communicator shared-memory segment: creation, mapping, placement
 //! and removal of its name.
 //!
-//! Lifecycle (driven by `comm::Shared::establish`, all processes together):
+//! Lifecycle (driven by `channel::Shared::establish`, all processes together):
 //! 1. the leader creates a uniquely named POSIX shm object (O_EXCL, mode 0600)
 //!    sized for the layout, and maps it;
 //! 2. the name travels to the others through the previous coll component;

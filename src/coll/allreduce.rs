@@ -1,0 +1,101 @@
+//! MPI_Allreduce over the queues: the tree walk of `reduce` with the result
+//! published to everybody, or for small messages `allgather` (one hop, every
+//! process folds all contributions), or for large dense ones reduce-scatter
+//! followed by an allgather of the reduced slices.
+
+use crate::coll::allgather;
+use crate::coll::reduce::{walk, Sink, LINEAR_UP_TO};
+use crate::coll::reduce_scatter;
+use crate::coll::reduction::{fold_ranks, Piece, Reduction};
+use crate::ompi::call::Coll;
+use crate::ompi::params::Algorithm;
+use crate::ompi::payload::Payload;
+use crate::shm::channel::{Cut, Shared};
+use crate::shm::queue::Readers;
+
+/// Messages up to this size use the `allgather` Allreduce under `auto`.
+const ALLGATHER_ALLREDUCE_MAX_BYTES: usize = 2048;
+/// Messages from this size on use reduce-scatter + allgather under `auto`.
+const RSAG_ALLREDUCE_MIN_BYTES: usize = 64 * 1024;
+
+pub fn allreduce(sh: &mut Shared, red: &Reduction) {
+    let bytes = red.layout.span(red.layout.count);
+    let alg = match sh.params.algorithm(Coll::Allreduce) {
+        Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
+            Algorithm::Allgather
+        }
+        Algorithm::Auto if bytes >= RSAG_ALLREDUCE_MIN_BYTES && red.layout.dense() => {
+            Algorithm::ReduceScatterAllgather
+        }
+        _ => sh.tree_algorithm(Coll::Allreduce, LINEAR_UP_TO),
+    };
+    match alg {
+        Algorithm::Allgather => allgather_allreduce(sh, red),
+        Algorithm::ReduceScatterAllgather if red.layout.dense() => {
+            reduce_scatter_allgather(sh, red)
+        }
+        Algorithm::ReduceScatterAllgather => walk(sh, red, Algorithm::Linear, 0, Sink::Everybody),
+        _ => walk(sh, red, alg, 0, Sink::Everybody),
+    }
+}
+
+/// Large-message Allreduce: process r reduces slice r of the elements (in
+/// canonical order, from everybody's queue), then every process publishes
+/// its reduced slice and copies the others'.  Each process moves and reduces
+/// 1/p of the data, all in parallel, instead of rank 0 reducing everything;
+/// every slice is reduced once, so results are bit-identical.  Dense layouts
+/// only (slices are then plain byte ranges); others use the tree walk.
+fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) {
+    let (me, p, count, size) = (sh.me, sh.p, red.layout.count, red.layout.size);
+    let counts: Vec<usize> = (0..p)
+        .map(|r| (r + 1) * count / p - r * count / p)
+        .collect();
+    reduce_scatter::reduce_scatter(sh, red, &counts, reduce_scatter::Result::SlicePlace);
+    let offset = |r: usize| r * count / p * size;
+    let op = sh.next_op();
+    let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
+    let mut sinks: Vec<(Payload, Cut)> = peers
+        .iter()
+        // SAFETY: slices lie within the receive buffer.
+        .map(|&r| {
+            (
+                Payload::Contiguous(unsafe { red.rbuf.add(offset(r)) }),
+                sh.cut(counts[r] * size),
+            )
+        })
+        .collect();
+    let mut mine = Payload::Contiguous(unsafe { red.rbuf.add(offset(me)) });
+    let mine_cut = sh.cut(counts[me] * size);
+    allgather::exchange(sh, (&mut mine, mine_cut), &peers, &mut sinks, op);
+}
+
+/// Small-message Allreduce: each process publishes its fragment once to all
+/// others and folds all p fragments itself in rank order.  One hop instead
+/// of two (up to rank 0 and back); every process runs the same operation on
+/// the same operands in the same order, and MPI's predefined operations
+/// work element by element, so all results are bit-identical.
+fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
+    let cut = sh.cut(red.layout.span(red.layout.count));
+    let (f, p) = (cut.size, sh.p);
+    let op = sh.next_op();
+    for i in 0..red.layout.fragments(f) {
+        let (_, n, offset, len) = red.layout.fragment(i, f);
+        let pos = cut.pos(op, i);
+        // SAFETY: offsets stay within the user buffers; slots and scratch hold
+        // a fragment.  Our own published slot stays unchanged until we reuse
+        // it, so it serves as our operand even when the input is in place.
+        unsafe {
+            let mine = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+            std::ptr::copy_nonoverlapping(red.own.add(offset), mine, len);
+            sh.writer.publish(&sh.queues, pos, len, Readers::AllOthers);
+            let piece = Piece { pos, n, len };
+            if red.layout.dense() {
+                fold_ranks(sh, 0..p, mine, red.rbuf.add(offset), piece, red);
+            } else {
+                let acc = sh.scratch.ptr();
+                fold_ranks(sh, 0..p, mine, acc, piece, red);
+                red.layout.copy_to_user(red.rbuf.add(offset), acc, n);
+            }
+        }
+    }
+}

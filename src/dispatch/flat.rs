@@ -1,0 +1,74 @@
+//! Runs a served call over the communicator's shared-memory channel: maps the
+//! decoded arguments onto the collectives of `coll`.
+
+use crate::coll::reduction::Reduction;
+use crate::coll::{allgather, allreduce, alltoall, barrier, bcast, gather, reduce};
+use crate::coll::{reduce_scatter, scan};
+use crate::dispatch::state::Prepared;
+use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
+use crate::shm::channel::Shared;
+
+/// Runs `args`; false when a buffer could not be packed or unpacked.
+pub fn run(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
+    match args {
+        Args::Barrier => {
+            barrier::barrier(sh);
+            true
+        }
+        Args::Bcast { buf, root } => {
+            let payload = if sh.me == *root {
+                buf.source()
+            } else {
+                buf.sink()
+            };
+            // A convertor allocation failing is the only way to get None.
+            let Some(mut payload) = payload else {
+                return false;
+            };
+            bcast::bcast(sh, &mut payload, buf.bytes(), *root);
+            true
+        }
+        Args::Reduction(r) => reduction(sh, r, prepared),
+        Args::Movement(m) => movement(sh, m),
+    }
+}
+
+fn reduction(sh: &mut Shared, r: &ReductionArgs, prepared: Prepared) -> bool {
+    let red = Reduction {
+        own: r.own(),
+        rbuf: r.rbuf,
+        in_place: r.sbuf.is_none(),
+        layout: prepared.layout.expect("a served reduction has its layout"),
+        dtype: r.dtype,
+        op: r.op,
+        commutative: r.op.commutative(),
+    };
+    match r.coll {
+        Coll::Reduce => reduce::reduce(sh, &red, r.root),
+        Coll::Allreduce => allreduce::allreduce(sh, &red),
+        Coll::Scan => scan::scan(sh, &red, true),
+        Coll::Exscan => scan::scan(sh, &red, false),
+        _ => return reduce_scatter::reduce_scatter_op(sh, &red, &r.slices),
+    }
+    true
+}
+
+fn movement(sh: &mut Shared, m: &MovementArgs) -> bool {
+    let own_send = (!m.send_in_place).then_some(m.send);
+    match m.coll {
+        Coll::Gather | Coll::Gatherv => gather::gather(sh, own_send, &m.recv_side, m.root),
+        Coll::Scatter | Coll::Scatterv => {
+            let own_recv = (!m.recv_in_place).then_some(m.recv);
+            gather::scatter(sh, own_recv, &m.send_side, m.root)
+        }
+        Coll::Allgather | Coll::Allgatherv => {
+            allgather::allgather(sh, own_send, &m.recv_side, m.coll == Coll::Allgather)
+        }
+        _ => alltoall::alltoall(
+            sh,
+            (!m.send_in_place).then_some(&m.send_side),
+            &m.recv_side,
+            m.coll == Coll::Alltoall,
+        ),
+    }
+}

@@ -1,0 +1,288 @@
+//! sharm's state for one communicator: whether it is served, its flat
+//! shared-memory channel (created lazily, at the first call sharm serves),
+//! its hierarchy (built lazily, at the first hierarchical call), and the one
+//! decision, taken for every call, between serving it and handing it to the
+//! component below.
+
+use tracing::{debug, info, warn};
+
+use crate::hier::plan::{self as hier_plan, HierPlan};
+use crate::ompi::call::{Args, Coll};
+use crate::ompi::dtype::ReduceLayout;
+use crate::ompi::ffi::{self, Comm, Module};
+use crate::ompi::params::{HierParams, HierarchyMode, Params};
+use crate::ompi::stats;
+use crate::shm::bootstrap::PrevComponent;
+use crate::shm::channel::Shared;
+
+enum Status {
+    NotYet,
+    Ready(Box<Shared>),
+    Unavailable,
+}
+
+/// sharm's state for one communicator.
+pub struct CommState {
+    pub rank: usize,
+    pub size: usize,
+    /// All processes run on this node (the flat shared-memory path needs it).
+    all_local: bool,
+    label: String,
+    /// This process's parameters when the communicator was created (the
+    /// flat channel adopts rank 0's; the hierarchy checks all agree).
+    params: Params,
+    status: Status,
+    hier: HierStatus,
+}
+
+/// The hierarchical collectives' state of a communicator.
+enum HierStatus {
+    /// Not wanted (see `coll_sharm_hierarchy`).
+    Off,
+    /// Wanted; groups not built yet.
+    NotYet(HierParams),
+    Ready(Box<HierPlan>),
+    Unavailable,
+}
+
+/// Why a call is handed to the next component.
+pub type Refusal = String;
+
+/// Where one call goes: the single decision every call passes through.
+pub enum Route<'a> {
+    /// Nothing to move (count 0 or empty datatype): done.
+    Done,
+    /// The flat shared-memory collectives over the communicator's channel.
+    Flat(&'a mut Shared, Prepared),
+    /// Up and down the communicator's hierarchy of groups.
+    Hierarchical(&'a mut HierPlan, Prepared),
+    /// The component below sharm, unchanged.
+    Fallback,
+}
+
+/// What the decision learnt about a call that its execution needs.
+#[derive(Clone, Copy, Default)]
+pub struct Prepared {
+    /// The element layout of a reduction (whole elements per fragment).
+    pub layout: Option<ReduceLayout>,
+}
+
+/// Why a call cannot be served with fragments of `f` bytes (None: it can),
+/// and what serving it needs.  Depends only on values every process shares.
+fn admit(args: &Args, f: usize) -> Result<Prepared, Refusal> {
+    let Args::Reduction(r) = args else {
+        return Ok(Prepared::default());
+    };
+    let info = r.dtype.info();
+    let total = i32::try_from(r.total).map_err(|_| {
+        format!(
+            "{} elements in all exceed the 32-bit count sharm handles",
+            r.total
+        )
+    })?;
+    ReduceLayout::classify(&info, total, r.op.intrinsic(), f)
+        .map(|layout| Prepared {
+            layout: Some(layout),
+        })
+        .map_err(|why| format!("{why} ({} with {})", r.dtype.name(), r.op.name()))
+}
+
+/// Whether the hierarchy serves this kind of call (the paper's algorithms
+/// need a commutative operation; others take the flat path on one node).
+fn hierarchical_kind(args: &Args) -> bool {
+    match args {
+        Args::Bcast { .. } => true,
+        Args::Reduction(r) => {
+            matches!(r.coll, Coll::Reduce | Coll::Allreduce) && r.op.commutative()
+        }
+        _ => false,
+    }
+}
+
+impl CommState {
+    /// comm_query: serve intra-communicators of 2+ processes, all on this
+    /// node (flat shared memory) or, with the hierarchy on, anywhere.
+    pub fn query(comm: Comm) -> Option<(CommState, i32)> {
+        let raw = ffi::params();
+        let params = Params::from_raw(raw);
+        crate::ompi::log::init(params.verbose);
+        let label = comm.label();
+        let hier_params = HierParams::current();
+        let all_local = comm.all_local();
+        let why = if params.priority < 0 {
+            Some("priority is negative".to_owned())
+        } else if comm.is_inter() {
+            Some("it is an intercommunicator".to_owned())
+        } else if comm.size() < 2 {
+            Some(format!("it has {} process", comm.size()))
+        } else if !all_local && hier_params.mode == HierarchyMode::Off {
+            Some(
+                "its processes are not all on this node (and coll_sharm_hierarchy is off)"
+                    .to_owned(),
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            debug!("not serving communicator {label}: {why}");
+            return None;
+        }
+        if raw.fragment_size < 64 || raw.queue_slots < 2 || raw.knomial_radix < 2 {
+            warn!(
+                "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
+                raw.fragment_size,
+                raw.queue_slots,
+                raw.knomial_radix,
+                params.fragment_size,
+                params.queue_slots,
+                params.radix
+            );
+        }
+        debug!("serving communicator {label} ({} processes)", comm.size());
+        let spans_nodes = !all_local
+            || hier_params
+                .virtual_node_size
+                .is_some_and(|k| comm.size() > k);
+        let hier = match hier_params.mode {
+            HierarchyMode::On => HierStatus::NotYet(hier_params),
+            HierarchyMode::Auto if spans_nodes => HierStatus::NotYet(hier_params),
+            _ => HierStatus::Off,
+        };
+        Some((
+            CommState {
+                rank: comm.rank(),
+                size: comm.size(),
+                all_local,
+                label,
+                params,
+                status: Status::NotYet,
+                hier,
+            },
+            params.priority,
+        ))
+    }
+
+    /// The hierarchy of this communicator when its Bcast/Reduce/Allreduce
+    /// go hierarchical (built at the first call; collective).
+    fn hierarchy(&mut self, module: Module, comm: Comm) -> Option<&mut HierPlan> {
+        if let HierStatus::NotYet(params) = &self.hier {
+            self.hier = match hier_plan::build(
+                comm,
+                module,
+                self.rank,
+                self.size,
+                params.clone(),
+                &self.label,
+            ) {
+                Ok(plan) => HierStatus::Ready(Box::new(plan)),
+                Err(why) => {
+                    warn!(
+                        "communicator {}: no hierarchical collectives ({why})",
+                        self.label
+                    );
+                    HierStatus::Unavailable
+                }
+            };
+        }
+        match &mut self.hier {
+            HierStatus::Ready(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// Decides where `args` goes.  Every input is a value all processes
+    /// share (sizes, datatype, operation, agreed parameters), so all processes
+    /// take the same route; the size limit, the element-size rule and the
+    /// verbose reasons apply alike to the flat and the hierarchical path.
+    pub fn route(&mut self, module: Module, comm: Comm, args: &Args) -> Route<'_> {
+        let coll = args.coll();
+        let bytes = args.shared_bytes(self.rank, self.size);
+        if bytes == Some(0) {
+            stats::served(coll);
+            return Route::Done;
+        }
+        if self.hier_wanted() && hierarchical_kind(args) {
+            // Every process's parameters are in the hierarchy's digest, so
+            // its own limits are everybody's.
+            let prepared = self
+                .limits(&self.params, bytes)
+                .and_then(|_| admit(args, self.params.fragment_size));
+            let prepared = match prepared {
+                Ok(p) => p,
+                Err(why) => return self.refuse(coll, why),
+            };
+            if self.hierarchy(module, comm).is_some() {
+                stats::served(coll);
+                stats::hierarchical(coll);
+                let HierStatus::Ready(plan) = &mut self.hier else {
+                    unreachable!("checked above")
+                };
+                return Route::Hierarchical(plan, prepared);
+            }
+        }
+        if !self.all_local {
+            return self.refuse(
+                coll,
+                "its processes are not all on this node and the hierarchy does not serve it"
+                    .to_owned(),
+            );
+        }
+        if matches!(self.status, Status::NotYet) {
+            self.status = match Shared::establish(
+                &PrevComponent { module, comm },
+                self.rank,
+                self.size,
+                &self.label,
+            ) {
+                Ok(shared) => Status::Ready(Box::new(shared)),
+                Err(why) => {
+                    warn!("communicator {}: no shared-memory segment ({why}); its collectives go to the next component", self.label);
+                    Status::Unavailable
+                }
+            };
+        }
+        let (params, f) = match &self.status {
+            Status::Ready(shared) => (shared.params, shared.fragment()),
+            _ => {
+                return self.refuse(
+                    coll,
+                    "the communicator has no shared-memory segment".to_owned(),
+                )
+            }
+        };
+        // The channel's parameters are rank 0's, adopted by all.
+        let prepared = match self.limits(&params, bytes).and_then(|_| admit(args, f)) {
+            Ok(p) => p,
+            Err(why) => return self.refuse(coll, why),
+        };
+        stats::served(coll);
+        match &mut self.status {
+            Status::Ready(shared) => Route::Flat(shared, prepared),
+            _ => unreachable!("checked above"),
+        }
+    }
+
+    /// The size limit (`coll_sharm_max_message_size`).
+    fn limits(&self, params: &Params, bytes: Option<u64>) -> Result<(), Refusal> {
+        match (params.max_message_size, bytes) {
+            (Some(max), Some(bytes)) if bytes > max => Err(format!(
+                "{bytes} bytes exceed coll_sharm_max_message_size={max}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn hier_wanted(&self) -> bool {
+        matches!(self.hier, HierStatus::NotYet(_) | HierStatus::Ready(_))
+    }
+
+    fn refuse(&self, coll: Coll, why: Refusal) -> Route<'static> {
+        info!(
+            "{}: {} handed to the next component: {why}",
+            self.label,
+            coll.name()
+        );
+        stats::fallback(coll);
+        Route::Fallback
+    }
+}
