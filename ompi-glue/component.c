@@ -137,6 +137,38 @@ static const mca_base_var_enum_value_t group_alg_values[] = {
 static const mca_base_var_enum_value_t hier_allreduce_values[] = {
     {0, "reduce_bcast"}, {1, "reduce_allreduce_bcast"}, {0, NULL}};
 
+/* Every named-value table the parameters use.  The Rust side decodes the
+ * stored integers itself, so at load it walks these tables
+ * (sharm_glue_enum_entry) and checks that each value decodes to the variant
+ * of the same name; a mismatch disables sharm with a message instead of
+ * silently running another algorithm than the one asked for. */
+static const struct {
+    const char *kind;
+    const mca_base_var_enum_value_t *values;
+} enum_tables[] = {
+    {"algorithm", algorithm_values},         {"algorithm", allreduce_values},
+    {"algorithm", alltoall_values},          {"algorithm", scan_values},
+    {"algorithm", allgather_values},         {"algorithm", reduce_scatter_values},
+    {"hierarchy_mode", hier_mode_values},    {"group_algorithm", group_alg_values},
+    {"hierarchy_allreduce", hier_allreduce_values},
+};
+
+int sharm_glue_enum_entry(int table, int index, const char **kind, int *value, const char **name)
+{
+    if (table < 0 || table >= (int) (sizeof(enum_tables) / sizeof(enum_tables[0]))) {
+        return -1;
+    }
+    *kind = enum_tables[table].kind;
+    for (int i = 0; enum_tables[table].values[i].string != NULL; ++i) {
+        if (i == index) {
+            *value = enum_tables[table].values[i].value;
+            *name = enum_tables[table].values[i].string;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void register_hierarchy(void)
 {
     mca_base_var_enum_t *modes = NULL, *group_algs = NULL, *allreduce_algs = NULL;

@@ -228,4 +228,10 @@ int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t ro
                                 void *comm);
 int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm);
 
+/* ---- parameter tables ---- */
+/* Entry `index` of named-value table `table` (kind: which Rust enum decodes
+ * it): 1 and the entry, 0 past the table's end, -1 past the last table. */
+int sharm_glue_enum_entry(int table, int index, const char **kind, int *value,
+                          const char **name);
+
 #endif /* SHARM_GLUE_H */

@@ -109,8 +109,19 @@ impl CommState {
         let label = comm.label();
         let hier_params = HierParams::current();
         let all_local = comm.all_local();
+        // The glue's parameter tables against Rust's decoding, once per process.
+        static TABLES: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+        let tables = TABLES.get_or_init(|| {
+            let checked = crate::ompi::params::check_tables();
+            if let Err(e) = &checked {
+                tracing::error!("sharm disabled: its parameter tables disagree with the glue: {e}");
+            }
+            checked
+        });
         let why = if params.priority < 0 {
             Some("priority is negative".to_owned())
+        } else if tables.is_err() {
+            Some("the parameter tables disagree (see the error above)".to_owned())
         } else if comm.is_inter() {
             Some("it is an intercommunicator".to_owned())
         } else if comm.size() < 2 {
@@ -172,6 +183,7 @@ impl CommState {
                 self.rank,
                 self.size,
                 params.clone(),
+                &self.params,
                 &self.label,
             ) {
                 Ok(plan) => HierStatus::Ready(Box::new(plan)),

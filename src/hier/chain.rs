@@ -26,22 +26,10 @@ use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
 use crate::ompi::call::Coll;
 use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm, Dtype, Op};
-use crate::ompi::params::Algorithm;
+use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm};
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::channel::Shared;
-
-/// How a group runs its part.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GroupAlgorithm {
-    /// The leader exchanges with every member.
-    Flat,
-    /// A binomial tree over the member indices.
-    Binomial,
-    /// Large messages: Bcast as scatter + ring allgather, Reduce as ring
-    /// reduce-scatter + gather (every member moves and reduces 1/g).
-    Ring,
-}
 
 /// Byte range of chunk `c` of `g` chunks of a message of `count` elements
 /// laid out by `layout` (whole elements per chunk, padding excluded).
@@ -119,13 +107,6 @@ fn ring_reduce_scatter(
         };
     }
     true
-}
-
-/// The two Allreduce forms of the paper.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AllreduceForm {
-    ReduceBcast,
-    ReduceAllreduceBcast,
 }
 
 /// How a group moves data.

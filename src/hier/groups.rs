@@ -326,7 +326,20 @@ impl Hierarchy {
         for lg in &self.levels {
             for g in &lg.groups {
                 let members: Vec<String> = g.iter().map(|r| r.to_string()).collect();
-                let _ = writeln!(s, "{}: [{}] leader {}", lg.level, members.join(" "), g[0]);
+                // How the group moves data (see `plan`): shared memory within
+                // a node, the PML across nodes.
+                let transport = if lg.level.shares_memory() {
+                    "shm"
+                } else {
+                    "pml"
+                };
+                let _ = writeln!(
+                    s,
+                    "{}: [{}] leader {} {transport}",
+                    lg.level,
+                    members.join(" "),
+                    g[0]
+                );
             }
         }
         s
@@ -917,10 +930,10 @@ mod tests {
         assert_eq!(
             h.render_text(),
             "hierarchy: 5 processes, 2 active level(s): l3(=socket,node) top\n\
-             l3: [0 1] leader 0\n\
-             l3: [2 3] leader 2\n\
-             l3: [4] leader 4\n\
-             top: [0 2 4] leader 0\n"
+             l3: [0 1] leader 0 shm\n\
+             l3: [2 3] leader 2 shm\n\
+             l3: [4] leader 4 shm\n\
+             top: [0 2 4] leader 0 pml\n"
         );
         let h = Hierarchy::build(&procs[..1], &[Level::Node]);
         assert_eq!(
@@ -959,8 +972,8 @@ mod tests {
         assert!(text.starts_with(
             "hierarchy: 108 processes, 4 active level(s): l3(=numa,socket) node switch1(=switch2) top\n"
         ));
-        assert!(text.contains("\nnode: [0 18] leader 0\n"));
-        assert!(text.contains("\nswitch1: [72] leader 72\n"));
-        assert!(text.ends_with("top: [0 72] leader 0\n"));
+        assert!(text.contains("\nnode: [0 18] leader 0 shm\n"));
+        assert!(text.contains("\nswitch1: [72] leader 72 pml\n"));
+        assert!(text.ends_with("top: [0 72] leader 0 pml\n"));
     }
 }

@@ -10,11 +10,11 @@ use std::sync::Mutex;
 
 use tracing::{debug, info, warn};
 
-use crate::hier::chain::{Group, GroupAlgorithm, Transport};
+use crate::hier::chain::{Group, Transport};
 use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
 use crate::hier::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
 use crate::ompi::ffi::{Comm, Module};
-use crate::ompi::params::HierParams;
+use crate::ompi::params::{GroupAlgorithm, HierParams, Params};
 
 /// One process's part in the hierarchy.
 pub struct HierPlan {
@@ -71,6 +71,7 @@ pub fn build(
     me: usize,
     p: usize,
     params: HierParams,
+    shared: &Params,
     label: &str,
 ) -> Result<HierPlan, String> {
     let levels = LevelSelection::parse(&params.levels).unwrap_or_else(|e| {
@@ -128,8 +129,24 @@ pub fn build(
     let text = hierarchy.render_text();
     // Every process must have built the same groups (same parameters, same
     // topology file): compare a digest of the rendering.
+    // The digest covers the groups and every parameter that changes what the
+    // processes do together: the level list, the algorithms (per operation
+    // and per level), the Allreduce form, and the limits and geometry the
+    // routing decision reads from each process's own parameters.
+    let agreed_params = format!(
+        "levels={} bcast={:?} reduce={:?} allreduce={:?} per_level={} fragment={} slots={} max={:?}",
+        params.levels,
+        params.bcast,
+        params.reduce,
+        params.allreduce,
+        params.level_algorithms,
+        shared.fragment_size,
+        shared.queue_slots,
+        shared.max_message_size,
+    );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
+    agreed_params.hash(&mut hasher);
     let digest = (hasher.finish() & 0x3fff_ffff) as i32;
     let low = module.agree_min(digest, comm);
     let high = module.agree_min(-digest, comm).map(|v| -v);
@@ -138,8 +155,10 @@ pub fn build(
             "processes built different groups (differing parameters or topology files?)".into(),
         );
     }
+    let overrides = level_algorithms(me, &params.level_algorithms);
     if me == 0 {
-        info!("{label}: hierarchy\n{text}");
+        let algorithms = describe_algorithms(&hierarchy, &params, &overrides);
+        info!("{label}: hierarchy\n{text}{algorithms}");
         if let Some(path) = &params.dot_file {
             let file = format!(
                 "{path}.{}",
@@ -151,18 +170,18 @@ pub fn build(
         }
     }
     let root_group = hierarchy.root_group().map(<[usize]>::to_vec);
-    let overrides = level_algorithms(me, &params.level_algorithms);
     let chain: Vec<Group> = hierarchy
         .groups_of(me)
         .into_iter()
         .map(|(level, g)| Group {
             members: g.to_vec(),
-            // Groups inside a node share memory; network groups send.
+            // Groups within one node (the node level and below) share
+            // memory; network groups (switches, top) send point to point.
             algorithm: overrides
                 .iter()
                 .find(|(name, _)| *name == level.to_string())
                 .map(|&(_, a)| a),
-            transport: if level.is_intra_node() {
+            transport: if level.shares_memory() {
                 Transport::SharedPending
             } else {
                 Transport::Pml
@@ -177,4 +196,54 @@ pub fn build(
         reaches_top,
         params,
     })
+}
+
+/// One line naming what each active level runs, for the verbose output:
+/// shared-memory levels run sharm's queue collectives (linear or k-nomial),
+/// network levels the point-to-point group algorithms.
+fn describe_algorithms(
+    hierarchy: &Hierarchy,
+    params: &HierParams,
+    overrides: &[(String, GroupAlgorithm)],
+) -> String {
+    let name = |a: GroupAlgorithm| match a {
+        GroupAlgorithm::Flat => "flat",
+        GroupAlgorithm::Binomial => "knomial",
+        GroupAlgorithm::Ring => "ring",
+    };
+    let parts: Vec<String> = hierarchy
+        .levels()
+        .iter()
+        .map(|lg| {
+            let level = lg.level().to_string();
+            let forced = overrides.iter().find(|(l, _)| *l == level).map(|&(_, a)| a);
+            let (bcast, reduce) = match forced {
+                Some(a) => (a, a),
+                None => (params.bcast, params.reduce),
+            };
+            if lg.level().shares_memory() {
+                let queue = |a: GroupAlgorithm| match a {
+                    GroupAlgorithm::Flat if forced.is_some() => "linear",
+                    GroupAlgorithm::Binomial if forced.is_some() => "knomial",
+                    _ => "auto",
+                };
+                format!(
+                    "{level}: shm queues (bcast {}, reduce {})",
+                    queue(bcast),
+                    queue(reduce)
+                )
+            } else {
+                format!(
+                    "{level}: pml (bcast {}, reduce {})",
+                    name(bcast),
+                    name(reduce)
+                )
+            }
+        })
+        .collect();
+    format!(
+        "algorithms: {}; allreduce {:?}\n",
+        parts.join("; "),
+        params.allreduce
+    )
 }

@@ -44,8 +44,14 @@ pub enum Level {
 
 impl Level {
     /// True for the levels read from the locality string (below `Node`).
-    pub fn is_intra_node(self) -> bool {
+    pub fn is_below_node(self) -> bool {
         matches!(self, Level::L2 | Level::L3 | Level::Numa | Level::Socket)
+    }
+
+    /// True for the levels whose groups always lie within one node, so
+    /// their members can share memory: those below `Node`, and `Node`.
+    pub fn shares_memory(self) -> bool {
+        self.is_below_node() || self == Level::Node
     }
 
     /// True for `Switch(_)`.
@@ -649,8 +655,10 @@ mod tests {
             names,
             ["l2", "l3", "numa", "socket", "node", "switch1", "switch2", "top"]
         );
-        assert!(Level::Socket.is_intra_node());
-        assert!(!Level::Node.is_intra_node());
+        assert!(Level::Socket.is_below_node());
+        assert!(!Level::Node.is_below_node());
+        assert!(Level::Node.shares_memory() && Level::Numa.shares_memory());
+        assert!(!Level::Top.shares_memory() && !Level::Switch(1).shares_memory());
         assert!(Level::Switch(3).is_network());
         assert!(!Level::Top.is_network());
     }

@@ -141,6 +141,13 @@ extern "C" {
     );
     fn sharm_glue_op_name(op: *mut c_void) -> *const c_char;
 
+    fn sharm_glue_enum_entry(
+        table: i32,
+        index: i32,
+        kind: *mut *const c_char,
+        value: *mut i32,
+        name: *mut *const c_char,
+    ) -> i32;
     fn sharm_glue_in_place() -> *const c_void;
     fn sharm_glue_success() -> i32;
     fn sharm_glue_error() -> i32;
@@ -211,6 +218,26 @@ pub fn hier_params() -> (RawHierParams, [String; 4]) {
     ]
     .map(c_str);
     (raw, strings)
+}
+
+/// Every entry of the glue's named-value parameter tables:
+/// (table, index, kind, value, name).
+pub fn enum_entries() -> Vec<(i32, i32, String, i32, String)> {
+    let mut out = Vec::new();
+    for table in 0.. {
+        for index in 0.. {
+            let (mut kind, mut value, mut name) = (std::ptr::null(), 0, std::ptr::null());
+            // SAFETY: writes three plain values; the strings are static in the glue.
+            let rc =
+                unsafe { sharm_glue_enum_entry(table, index, &mut kind, &mut value, &mut name) };
+            match rc {
+                1 => out.push((table, index, c_str(kind), value, c_str(name))),
+                0 => break,
+                _ => return out,
+            }
+        }
+    }
+    out
 }
 
 /// Prints through the component's opal_output stream (see `log`).
@@ -334,25 +361,37 @@ impl Comm {
         })
     }
 
-    /// Sends `out` to `dst` while receiving `into` from `src` (each < 2 GiB).
+    /// Sends `out` to `dst` while receiving `into` from `src`.  Messages of
+    /// 2 GiB and more move in pieces below 2^31 bytes (the PML's count is an
+    /// int): piece k of `out` pairs with piece k of the partner's `into`,
+    /// which is cut at the same boundaries because it is the same message.
     pub fn sendrecv(self, out: &[u8], dst: usize, into: &mut [u8], src: usize, tag: i32) -> bool {
-        assert!(
-            out.len() < i32::MAX as usize && into.len() < i32::MAX as usize,
-            "ring chunks stay below 2 GiB"
-        );
-        // SAFETY: valid byte ranges; the call completes both transfers.
-        unsafe {
-            sharm_glue_sendrecv(
-                self.0,
-                out.as_ptr().cast(),
-                out.len() as i32,
-                dst as i32,
-                into.as_mut_ptr().cast(),
-                into.len() as i32,
-                src as i32,
-                tag,
-            ) == success()
-        }
+        const PIECE: usize = i32::MAX as usize;
+        let pieces = out
+            .len()
+            .div_ceil(PIECE)
+            .max(into.len().div_ceil(PIECE))
+            .max(1);
+        let mut into_pieces = into.chunks_mut(PIECE);
+        let mut out_pieces = out.chunks(PIECE);
+        (0..pieces).all(|_| {
+            let o = out_pieces.next().unwrap_or(&[]);
+            let i = into_pieces.next().unwrap_or(&mut []);
+            // SAFETY: valid byte ranges below 2^31 bytes; the call completes
+            // both transfers before returning.
+            unsafe {
+                sharm_glue_sendrecv(
+                    self.0,
+                    o.as_ptr().cast(),
+                    o.len() as i32,
+                    dst as i32,
+                    i.as_mut_ptr().cast(),
+                    i.len() as i32,
+                    src as i32,
+                    tag,
+                ) == success()
+            }
+        })
     }
 
     /// "name (cid N)", for messages.

@@ -24,20 +24,94 @@ pub enum Algorithm {
     ReduceThenScatter,
 }
 
-impl Algorithm {
-    fn from_raw(v: i32) -> Algorithm {
-        match v {
-            1 => Algorithm::Linear,
-            2 => Algorithm::Knomial,
-            3 => Algorithm::Allgather,
-            4 => Algorithm::ReduceScatterAllgather,
-            6 => Algorithm::Pairwise,
-            7 => Algorithm::Chain,
-            8 => Algorithm::GatherBcast,
-            9 => Algorithm::ReduceThenScatter,
-            _ => Algorithm::Auto,
+/// One decoding table: the stored integer, the name `ompi_info` shows, and
+/// the variant.  The glue's tables must agree (`check_tables`).
+type Table<T> = &'static [(i32, &'static str, T)];
+
+const ALGORITHMS: Table<Algorithm> = &[
+    (0, "auto", Algorithm::Auto),
+    (1, "linear", Algorithm::Linear),
+    (2, "knomial", Algorithm::Knomial),
+    (3, "allgather", Algorithm::Allgather),
+    (
+        4,
+        "reduce_scatter_allgather",
+        Algorithm::ReduceScatterAllgather,
+    ),
+    (6, "pairwise", Algorithm::Pairwise),
+    (7, "chain", Algorithm::Chain),
+    (8, "gather_bcast", Algorithm::GatherBcast),
+    (9, "reduce_then_scatter", Algorithm::ReduceThenScatter),
+];
+
+const HIERARCHY_MODES: Table<HierarchyMode> = &[
+    (0, "auto", HierarchyMode::Auto),
+    (1, "off", HierarchyMode::Off),
+    (2, "on", HierarchyMode::On),
+];
+
+const GROUP_ALGORITHMS: Table<GroupAlgorithm> = &[
+    (1, "flat", GroupAlgorithm::Flat),
+    (2, "knomial", GroupAlgorithm::Binomial),
+    (5, "ring", GroupAlgorithm::Ring),
+];
+
+const ALLREDUCE_FORMS: Table<AllreduceForm> = &[
+    (0, "reduce_bcast", AllreduceForm::ReduceBcast),
+    (
+        1,
+        "reduce_allreduce_bcast",
+        AllreduceForm::ReduceAllreduceBcast,
+    ),
+];
+
+/// Decodes a stored value; an unknown one (only possible when the glue's
+/// tables changed without this file) is reported and replaced by `default`.
+fn decode<T: Copy>(table: Table<T>, what: &str, value: i32, default: T) -> T {
+    match table.iter().find(|(v, _, _)| *v == value) {
+        Some(&(_, _, t)) => t,
+        None => {
+            tracing::warn!("{what}: unknown value {value}; using the default");
+            default
         }
     }
+}
+
+/// Checks every named-value table of the glue against the decoding tables
+/// above: each (value, name) must decode to the variant of that name.
+pub fn check_tables() -> Result<(), String> {
+    check_entries(&ffi::enum_entries())
+}
+
+/// `check_tables` over given entries: (table, index, kind, value, name).
+fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), String> {
+    fn check<T: Copy + PartialEq>(table: Table<T>, value: i32, name: &str) -> Result<(), String> {
+        let by_value = table.iter().find(|(v, _, _)| *v == value).map(|e| e.2);
+        let by_name = table.iter().find(|(_, n, _)| *n == name).map(|e| e.2);
+        match (by_value, by_name) {
+            (Some(a), Some(b)) if a == b => Ok(()),
+            _ => Err(format!(
+                "the glue's value {value} named '{name}' decodes differently in Rust"
+            )),
+        }
+    }
+    if entries.is_empty() {
+        return Err("the glue lists no parameter tables".into());
+    }
+    for (table, index, kind, value, name) in entries {
+        let (value, name) = (*value, name.as_str());
+        let result = match kind.as_str() {
+            "algorithm" => check(ALGORITHMS, value, name),
+            "hierarchy_mode" => check(HIERARCHY_MODES, value, name),
+            "group_algorithm" => check(GROUP_ALGORITHMS, value, name),
+            "hierarchy_allreduce" => check(ALLREDUCE_FORMS, value, name),
+            other => Err(format!(
+                "the glue has a table of kind '{other}' Rust does not know"
+            )),
+        };
+        result.map_err(|e| format!("parameter table {table} ({kind}), entry {index}: {e}"))?;
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +135,9 @@ impl Params {
             verbose: raw.verbose,
             fragment_size: (raw.fragment_size.max(64)) as usize,
             queue_slots: (raw.queue_slots.max(2)) as usize,
-            algorithm: raw.algorithm.map(Algorithm::from_raw),
+            algorithm: raw
+                .algorithm
+                .map(|v| decode(ALGORITHMS, "coll_sharm_*_algorithm", v, Algorithm::Auto)),
             radix: (raw.knomial_radix.max(2)) as usize,
             max_message_size: (raw.max_message_size != 0).then_some(raw.max_message_size),
             shared_memory_budget: raw.shared_memory_budget,
@@ -76,6 +152,25 @@ impl Params {
     pub fn current() -> Params {
         Params::from_raw(ffi::params())
     }
+}
+
+/// How a hierarchy group runs its part over point to point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupAlgorithm {
+    /// The leader exchanges with every member.
+    Flat,
+    /// A binomial tree over the member indices.
+    Binomial,
+    /// Large messages: Bcast as scatter + ring allgather, Reduce as ring
+    /// reduce-scatter + gather (every member moves and reduces 1/g).
+    Ring,
+}
+
+/// The two Allreduce forms of paper 004.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllreduceForm {
+    ReduceBcast,
+    ReduceAllreduceBcast,
 }
 
 /// When the hierarchical collectives are used.
@@ -95,9 +190,9 @@ pub struct HierParams {
     pub mode: HierarchyMode,
     /// Every k consecutive ranks form a node (testing on one machine).
     pub virtual_node_size: Option<usize>,
-    pub bcast: crate::hier::chain::GroupAlgorithm,
-    pub reduce: crate::hier::chain::GroupAlgorithm,
-    pub allreduce: crate::hier::chain::AllreduceForm,
+    pub bcast: GroupAlgorithm,
+    pub reduce: GroupAlgorithm,
+    pub allreduce: AllreduceForm,
     pub levels: String,
     pub topology_file: Option<String>,
     pub dot_file: Option<String>,
@@ -107,32 +202,75 @@ pub struct HierParams {
 
 impl HierParams {
     pub fn current() -> HierParams {
-        use crate::hier::chain::{AllreduceForm, GroupAlgorithm};
         let (raw, [levels, topology_file, dot_file, level_algorithms]) = ffi::hier_params();
-        let group = |v: i32| match v {
-            2 => GroupAlgorithm::Binomial,
-            5 => GroupAlgorithm::Ring,
-            _ => GroupAlgorithm::Flat,
-        };
+        let group = |what: &str, v: i32| decode(GROUP_ALGORITHMS, what, v, GroupAlgorithm::Flat);
         HierParams {
-            mode: match raw.mode {
-                1 => HierarchyMode::Off,
-                2 => HierarchyMode::On,
-                _ => HierarchyMode::Auto,
-            },
+            mode: decode(
+                HIERARCHY_MODES,
+                "coll_sharm_hierarchy",
+                raw.mode,
+                HierarchyMode::Auto,
+            ),
             virtual_node_size: (raw.virtual_node_size > 0)
                 .then_some(raw.virtual_node_size as usize),
-            bcast: group(raw.bcast_algorithm),
-            reduce: group(raw.reduce_algorithm),
-            allreduce: if raw.allreduce_algorithm == 1 {
-                AllreduceForm::ReduceAllreduceBcast
-            } else {
-                AllreduceForm::ReduceBcast
-            },
+            bcast: group("coll_sharm_hierarchy_bcast_algorithm", raw.bcast_algorithm),
+            reduce: group(
+                "coll_sharm_hierarchy_reduce_algorithm",
+                raw.reduce_algorithm,
+            ),
+            allreduce: decode(
+                ALLREDUCE_FORMS,
+                "coll_sharm_hierarchy_allreduce_algorithm",
+                raw.allreduce_algorithm,
+                AllreduceForm::ReduceBcast,
+            ),
             levels,
             topology_file: (!topology_file.is_empty()).then_some(topology_file),
             dot_file: (!dot_file.is_empty()).then_some(dot_file),
             level_algorithms,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(kind: &str, value: i32, name: &str) -> (i32, i32, String, i32, String) {
+        (0, 0, kind.to_owned(), value, name.to_owned())
+    }
+
+    #[test]
+    fn tables_agree_and_mismatches_are_named() {
+        let good: Vec<_> = ALGORITHMS
+            .iter()
+            .map(|(v, n, _)| entry("algorithm", *v, n))
+            .chain(
+                GROUP_ALGORITHMS
+                    .iter()
+                    .map(|(v, n, _)| entry("group_algorithm", *v, n)),
+            )
+            .collect();
+        assert_eq!(check_entries(&good), Ok(()));
+        // A value renumbered on one side only.
+        let err = check_entries(&[entry("algorithm", 5, "pairwise")]).unwrap_err();
+        assert!(err.contains("value 5 named 'pairwise'"), "{err}");
+        // A name Rust does not know.
+        assert!(check_entries(&[entry("algorithm", 2, "binomial")]).is_err());
+        // A table kind Rust does not know, and no tables at all.
+        assert!(check_entries(&[entry("single_copy", 0, "auto")]).is_err());
+        assert!(check_entries(&[]).is_err());
+    }
+
+    #[test]
+    fn unknown_values_decode_to_the_default() {
+        assert_eq!(
+            decode(ALGORITHMS, "x", 6, Algorithm::Auto),
+            Algorithm::Pairwise
+        );
+        assert_eq!(
+            decode(ALGORITHMS, "x", 42, Algorithm::Auto),
+            Algorithm::Auto
+        );
     }
 }

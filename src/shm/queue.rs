@@ -284,8 +284,18 @@ impl Writer {
         let mut wait_for = |r: usize| {
             if seen[r] < wseq {
                 let ack = q.ack(me, r);
-                waiter.until(|| ack.load(Ordering::Acquire) >= wseq);
-                seen[r] = ack.load(Ordering::Relaxed);
+                // Cache exactly the value the Acquire load returned: that
+                // load synchronised with the reader's Release store of this
+                // very value, so every later reuse decision taken from the
+                // cache (any slot with wseq <= acked) rests on a synchronising
+                // load.  A second, Relaxed load could return a newer value
+                // whose store we never synchronised with.
+                let mut acked = 0;
+                waiter.until(|| {
+                    acked = ack.load(Ordering::Acquire);
+                    acked >= wseq
+                });
+                seen[r] = acked;
             }
         };
         if pending.all_others {
