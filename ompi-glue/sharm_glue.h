@@ -228,6 +228,16 @@ int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t ro
                                 void *comm);
 int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm);
 
+/* ---- nonblocking point-to-point (schedule executor) ---- */
+/* Post a byte transfer; NULL on failure.  Requests are completed and freed by
+ * sharm_glue_wait_all, or one at a time by sharm_glue_test_any. */
+void *sharm_glue_isend(void *comm, const void *buf, int32_t bytes, int32_t dst, int32_t tag);
+void *sharm_glue_irecv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t tag);
+int sharm_glue_wait_all(int32_t count, void **requests);
+/* Index of a finished request (completed, its slot set to the null request),
+ * -1 when none has finished yet, -2 on error. */
+int32_t sharm_glue_test_any(int32_t count, void **requests);
+
 /* ---- parameter tables ---- */
 /* Entry `index` of named-value table `table` (kind: which Rust enum decodes
  * it): 1 and the entry, 0 past the table's end, -1 past the last table. */

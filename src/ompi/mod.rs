@@ -8,6 +8,7 @@ pub mod call;
 pub mod dtype;
 pub mod ffi;
 pub mod log;
+pub mod p2p;
 pub mod params;
 pub mod payload;
 pub mod stats;
