@@ -1,12 +1,15 @@
 //! Runs a served call up and down the communicator's hierarchy of groups
-//! (`hier::chain`): Bcast, and Reduce/Allreduce with commutative operations.
+//! (`hier::chain`, `hier::collect`): Barrier, Bcast, Allgather, and
+//! Reduce/Allreduce (non-commutative operations only when the plan is rank
+//! ordered).
 //! The routing decision (`state`) has already checked the size limit, the
 //! element size against the groups' fragments, and the operation.
 
 use crate::dispatch::state::Prepared;
 use crate::hier::chain::{self, Chain, Operands};
+use crate::hier::collect;
 use crate::hier::plan::HierPlan;
-use crate::ompi::call::{Args, Coll, ReductionArgs};
+use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::dtype;
 use crate::ompi::ffi::Comm;
 use crate::ompi::payload::TypedBuf;
@@ -14,9 +17,14 @@ use crate::ompi::payload::TypedBuf;
 /// Runs `args`; false when a transfer or a convertor failed.
 pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args, prepared: Prepared) -> bool {
     match args {
+        Args::Barrier => {
+            let alg = plan.params.bcast;
+            let mut chain = chain_of(plan);
+            collect::barrier(comm, &mut chain, alg)
+        }
         Args::Bcast { buf, root } => bcast(plan, comm, buf, *root),
         Args::Reduction(r) => reduction(plan, comm, r, prepared),
-        _ => unreachable!("the route sends only Bcast and reductions here"),
+        Args::Movement(m) => allgather(plan, comm, m),
     }
 }
 
@@ -73,6 +81,7 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
         op: r.op,
         acc: &mut acc,
         tmp: &mut tmp,
+        commutative: r.op.commutative(),
     };
     let (reduce_alg, allreduce_form) = (plan.params.reduce, plan.params.allreduce);
     let mut chain = Chain {
@@ -96,4 +105,74 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
         unsafe { layout.copy_to_user(r.rbuf, acc.as_ptr(), layout.count) };
     }
     ok
+}
+
+fn chain_of(plan: &mut HierPlan) -> Chain<'_> {
+    Chain {
+        me: plan.me,
+        groups: &mut plan.chain,
+        reaches_top: plan.reaches_top,
+    }
+}
+
+/// MPI_Allgather: this process's block goes into a packed buffer of p blocks
+/// (the user's receive buffer itself when it is one contiguous range), the
+/// hierarchy fills the rest, and a packed buffer is unpacked block by block.
+fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
+    debug_assert_eq!(m.coll, Coll::Allgather);
+    let (me, p) = (plan.me, plan.size);
+    let alg = plan.params.bcast;
+    let mine = m.recv_side.block(me);
+    let block = mine.bytes();
+    // The receive buffer as one typed range of p blocks, when its count fits
+    // an int (else it is handled block by block, packed).
+    let whole = i32::try_from(m.recv.count as i64 * p as i64)
+        .ok()
+        .map(|n| TypedBuf::new(m.recv.buf, n, m.recv.dtype));
+    let direct = whole.and_then(
+        |w| match dtype::movement(w.info(), w.dtype.contiguous(w.count)) {
+            dtype::Movement::Contiguous { offset } => Some(offset),
+            dtype::Movement::Packed => None,
+        },
+    );
+    let mut packed = Vec::new();
+    let all: &mut [u8] = match direct {
+        // SAFETY: p blocks in one contiguous range of the application's
+        // receive buffer, valid for the call.
+        Some(offset) => unsafe {
+            std::slice::from_raw_parts_mut(m.recv.buf.offset(offset), block * p)
+        },
+        None => {
+            packed.resize(block * p, 0u8);
+            &mut packed
+        }
+    };
+    // Our own block into its place (unless it is there already).
+    let own_in_place = m.send_in_place && direct.is_some();
+    if !own_in_place {
+        let source = if m.send_in_place {
+            mine.source()
+        } else {
+            m.send.source()
+        };
+        let Some(mut source) = source else {
+            return false;
+        };
+        // SAFETY: the slot holds `block` bytes; the stream has as many.
+        unsafe { source.read(0, all[me * block..].as_mut_ptr(), block) };
+    }
+    let mut chain = chain_of(plan);
+    if !collect::allgather(comm, &mut chain, alg, block, all) {
+        return false;
+    }
+    if direct.is_none() {
+        for r in 0..p {
+            let Some(mut sink) = m.recv_side.block(r).sink() else {
+                return false;
+            };
+            // SAFETY: block r of the packed buffer; the sink holds `block` bytes.
+            unsafe { sink.write(0, packed[r * block..].as_ptr(), block) };
+        }
+    }
+    true
 }

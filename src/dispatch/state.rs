@@ -87,15 +87,31 @@ fn admit(args: &Args, f: usize) -> Result<Prepared, Refusal> {
         .map_err(|why| format!("{why} ({} with {})", r.dtype.name(), r.op.name()))
 }
 
-/// Whether the hierarchy serves this kind of call (the paper's algorithms
-/// need a commutative operation; others take the flat path on one node).
-fn hierarchical_kind(args: &Args) -> bool {
+/// Which calls the hierarchy serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HierKind {
+    /// Barrier, Bcast, Allgather, commutative Reduce/Allreduce.
+    Always,
+    /// Non-commutative Reduce/Allreduce: when every group carries a
+    /// contiguous range of ranks (`HierPlan::rank_ordered`), so groups can be
+    /// combined in MPI's canonical order.
+    IfRankOrdered,
+    /// Everything else: the flat path on one node, the next component across.
+    Never,
+}
+
+fn hierarchical_kind(args: &Args) -> HierKind {
     match args {
-        Args::Bcast { .. } => true,
-        Args::Reduction(r) => {
-            matches!(r.coll, Coll::Reduce | Coll::Allreduce) && r.op.commutative()
+        Args::Barrier | Args::Bcast { .. } => HierKind::Always,
+        Args::Movement(m) if m.coll == Coll::Allgather => HierKind::Always,
+        Args::Reduction(r) if matches!(r.coll, Coll::Reduce | Coll::Allreduce) => {
+            if r.op.commutative() {
+                HierKind::Always
+            } else {
+                HierKind::IfRankOrdered
+            }
         }
-        _ => false,
+        _ => HierKind::Never,
     }
 }
 
@@ -213,7 +229,8 @@ impl CommState {
             stats::served(coll);
             return Route::Done;
         }
-        if self.hier_wanted() && hierarchical_kind(args) {
+        let kind = hierarchical_kind(args);
+        if self.hier_wanted() && kind != HierKind::Never {
             // Every process's parameters are in the hierarchy's digest, so
             // its own limits are everybody's.
             let prepared = self
@@ -223,7 +240,11 @@ impl CommState {
                 Ok(p) => p,
                 Err(why) => return self.refuse(coll, why),
             };
-            if self.hierarchy(module, comm).is_some() {
+            let usable = match self.hierarchy(module, comm) {
+                Some(plan) => kind == HierKind::Always || plan.rank_ordered,
+                None => false,
+            };
+            if usable {
                 stats::served(coll);
                 stats::hierarchical(coll);
                 let HierStatus::Ready(plan) = &mut self.hier else {

@@ -21,6 +21,7 @@
 //!   ReduceAllreduceBcast (reduce up to the top group, recursive-doubling
 //!   allreduce among its members, bcast down).
 
+use crate::coll::gather::receive_all;
 use crate::coll::reduction::Reduction;
 use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
 use crate::ompi::call::Coll;
@@ -29,7 +30,8 @@ use crate::ompi::ffi::{self, Comm, Dtype, Op};
 use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm};
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
-use crate::shm::channel::Shared;
+use crate::shm::channel::{Cut, Shared};
+use crate::shm::queue::Readers;
 
 /// Byte range of chunk `c` of `g` chunks of a message of `count` elements
 /// laid out by `layout` (whole elements per chunk, padding excluded).
@@ -124,6 +126,9 @@ pub enum Transport {
 pub struct Group {
     /// Member ranks, ascending; the leader first.
     pub members: Vec<usize>,
+    /// Per member, the ranks whose data it carries at this level, ascending
+    /// (itself and everyone below it).
+    pub carried: Vec<Vec<usize>>,
     pub transport: Transport,
     /// This level's algorithm, when it overrides the per-operation one.
     pub algorithm: Option<GroupAlgorithm>,
@@ -224,25 +229,36 @@ pub struct Operands<'a> {
     pub acc: &'a mut [u8],
     /// Receive space of the same size.
     pub tmp: &'a mut [u8],
+    /// False for a non-commutative operation: then every group is reduced
+    /// in member order (the plan checked that members carry ascending rank
+    /// ranges), the incoming part always on the right.
+    pub commutative: bool,
 }
 
 impl Operands<'_> {
-    /// `acc = incoming op acc` after receiving `incoming` from `src`.
+    /// Folds in the part received from `src`, which carries higher ranks
+    /// than this process's accumulator (see `fold_tmp`).
     fn absorb(&mut self, comm: Comm, src: usize, tag: i32) -> bool {
         comm.recv(self.tmp, src, tag) && self.fold_tmp()
     }
 
-    /// `acc = tmp op acc`.
+    /// Combines `tmp` (higher ranks) into `acc`.  Commutative: `acc = tmp op
+    /// acc` in place.  Otherwise the canonical `acc = acc op tmp`: Open MPI's
+    /// primitive computes `target = source op target`, so the result forms
+    /// in `tmp` and is copied back.
     fn fold_tmp(&mut self) -> bool {
+        let n = self.layout.count;
         // SAFETY: both buffers hold `layout.count` elements.
         unsafe {
-            self.op.reduce(
-                self.tmp.as_ptr(),
-                self.acc.as_mut_ptr(),
-                self.layout.count,
-                self.dtype,
-            )
-        };
+            if self.commutative {
+                self.op
+                    .reduce(self.tmp.as_ptr(), self.acc.as_mut_ptr(), n, self.dtype);
+            } else {
+                self.op
+                    .reduce(self.acc.as_ptr(), self.tmp.as_mut_ptr(), n, self.dtype);
+                self.acc.copy_from_slice(self.tmp);
+            }
+        }
         true
     }
 }
@@ -276,7 +292,7 @@ fn reduce_group(
             layout: ops.layout,
             dtype: ops.dtype,
             op: ops.op,
-            commutative: true,
+            commutative: ops.commutative,
         };
         queue_reduce::reduce(sh, &red, 0);
         return Some(leader);
@@ -297,7 +313,7 @@ fn reduce_group(
             }
             Some(true)
         }
-        GroupAlgorithm::Ring if g > 1 && ops.layout.count >= g => {
+        GroupAlgorithm::Ring if ops.commutative && g > 1 && ops.layout.count >= g => {
             if !ring_reduce_scatter(comm, group, idx, ops, tag) {
                 return None;
             }
@@ -417,7 +433,7 @@ fn reduce_up(
 }
 
 /// Broadcasts down the chain from its group number `from` (top first).
-fn bcast_down(
+pub(crate) fn bcast_down(
     comm: Comm,
     chain: &mut Chain,
     from: usize,
@@ -431,6 +447,49 @@ fn bcast_down(
         .take(from)
         .rev()
         .all(|group| bcast_group(comm, group, me, alg, buf))
+}
+
+/// Gathers byte strings into the group's leader: every other member sends
+/// `mine`; the leader receives member j's string into `into[j]` (sized by the
+/// caller; entry 0, its own, is left alone).  Returns whether this process
+/// is the leader (it goes on up the chain), None on a transfer error.
+pub(crate) fn gather_group(
+    comm: Comm,
+    grp: &mut Group,
+    me: usize,
+    mine: &[u8],
+    into: &mut [Vec<u8>],
+) -> Option<bool> {
+    if let Some(sh) = grp.shared(comm, me) {
+        // One stream per member in its own queue, for the leader alone; the
+        // leader takes fragment i of every stream before i+1 of any.
+        let op = sh.next_op();
+        if sh.me != 0 {
+            let cut = sh.cut(mine.len());
+            let mut src = Payload::Contiguous(mine.as_ptr() as *mut u8);
+            for i in 0..cut.count() {
+                sh.send(&mut src, cut, op, i, Readers::One(0));
+            }
+            return Some(false);
+        }
+        let from: Vec<usize> = (1..sh.p).collect();
+        let mut sinks: Vec<(Payload, Cut)> = into[1..]
+            .iter_mut()
+            .map(|v| (Payload::Contiguous(v.as_mut_ptr()), sh.cut(v.len())))
+            .collect();
+        receive_all(sh, &from, &mut sinks, op);
+        return Some(true);
+    }
+    let (group, tag) = (&grp.members[..], ffi::tag_reduce());
+    if group[0] != me {
+        return comm.send(mine, group[0], tag).then_some(false);
+    }
+    for (j, &m) in group.iter().enumerate().skip(1) {
+        if !comm.recv(&mut into[j], m, tag) {
+            return None;
+        }
+    }
+    Some(true)
 }
 
 /// Allreduce among the top group: a ring (reduce-scatter + allgather) when
@@ -561,7 +620,10 @@ pub fn allreduce(
             reduce_up(comm, chain, levels, alg, ops).is_some()
                 && bcast_down(comm, chain, levels, alg, ops.acc)
         }
-        AllreduceForm::ReduceAllreduceBcast if chain.reaches_top && levels > 0 => {
+        // Recursive doubling combines in partner order: commutative only.
+        AllreduceForm::ReduceAllreduceBcast
+            if ops.commutative && chain.reaches_top && levels > 0 =>
+        {
             // We lead every group below the top one: reduce up to it, combine
             // among its members by recursive doubling, and bring it down.
             if reduce_up(comm, chain, levels - 1, alg, ops) != Some(true) {

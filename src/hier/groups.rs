@@ -279,6 +279,54 @@ impl Hierarchy {
         chain
     }
 
+    /// Who stands for each rank at each active level: `reps[i][r]` is the
+    /// member of level i's groups that carries rank r's data there (r itself
+    /// at the lowest level, then the leader of the group below, and so on).
+    pub fn representatives(&self) -> Vec<Vec<usize>> {
+        let mut reps = vec![(0..self.size).collect::<Vec<usize>>()];
+        for lg in &self.levels {
+            let below = reps.last().expect("one level at least");
+            let up = below
+                .iter()
+                .map(|&r| lg.group_of(r).map_or(r, |g| g[0]))
+                .collect();
+            reps.push(up);
+        }
+        reps.pop();
+        reps
+    }
+
+    /// The ranks each member of `group` (a group of active level `index`)
+    /// carries there, ascending; `reps` from [`Hierarchy::representatives`].
+    pub fn covered(reps: &[Vec<usize>], index: usize, group: &[usize]) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); group.len()];
+        for (r, &rep) in reps[index].iter().enumerate() {
+            if let Some(j) = group.iter().position(|&m| m == rep) {
+                out[j].push(r);
+            }
+        }
+        out
+    }
+
+    /// Whether every group, at every level, carries a contiguous range of
+    /// ranks (true for the usual by-slot placement).  Then reducing in
+    /// member order within each group, level by level, combines in MPI's
+    /// canonical rank order, which non-commutative operations need.
+    pub fn rank_ordered(&self) -> bool {
+        let reps = self.representatives();
+        self.levels.iter().enumerate().all(|(i, lg)| {
+            // Ranks carried by each group of this level: min, max, count.
+            let mut span: Vec<(usize, usize, usize)> = vec![(usize::MAX, 0, 0); lg.groups.len()];
+            for (r, &rep) in reps[i].iter().enumerate() {
+                if let Some(&s) = lg.slot.get(rep).filter(|&&s| s != NONE) {
+                    let e = &mut span[s as usize];
+                    *e = (e.0.min(r), e.1.max(r), e.2 + 1);
+                }
+            }
+            span.iter().all(|&(lo, hi, n)| n == 0 || hi - lo + 1 == n)
+        })
+    }
+
     /// The single group of the highest active level; its leader (rank 0) is
     /// the global leader.  `None` for fewer than two processes.
     pub fn root_group(&self) -> Option<&[usize]> {
@@ -918,6 +966,37 @@ mod tests {
                 assert_eq!(h.root_group().unwrap()[0], 0);
             }
         }
+    }
+
+    #[test]
+    fn representatives_and_rank_order() {
+        // By slot: nodes [0 1] [2 3] [4]: ordered; covered sets are intervals.
+        let procs: Vec<ProcInfo> = virtual_node_names(5, 2)
+            .into_iter()
+            .map(|n| ProcInfo::new(n, None))
+            .collect();
+        let h = Hierarchy::build(&procs, &[Level::Node]);
+        assert!(h.rank_ordered());
+        let reps = h.representatives();
+        assert_eq!(reps[1], vec![0, 0, 2, 2, 4]);
+        let top = h.root_group().unwrap().to_vec();
+        assert_eq!(
+            Hierarchy::covered(&reps, 1, &top),
+            vec![vec![0, 1], vec![2, 3], vec![4]]
+        );
+        // Round robin over two nodes: node A holds 0 2 4, node B 1 3.
+        let procs: Vec<ProcInfo> = (0..5)
+            .map(|r| ProcInfo::new(if r % 2 == 0 { "a" } else { "b" }, None))
+            .collect();
+        let h = Hierarchy::build(&procs, &[Level::Node]);
+        assert!(!h.rank_ordered());
+        let reps = h.representatives();
+        let top = h.root_group().unwrap().to_vec();
+        assert_eq!(top, vec![0, 1]);
+        assert_eq!(
+            Hierarchy::covered(&reps, 1, &top),
+            vec![vec![0, 2, 4], vec![1, 3]]
+        );
     }
 
     #[test]

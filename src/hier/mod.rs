@@ -5,6 +5,7 @@
 //! queue collectives of `coll`, network groups send through Open MPI's PML.
 
 pub mod chain;
+pub mod collect;
 pub mod groups;
 pub mod plan;
 pub mod topology;

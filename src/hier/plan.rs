@@ -18,12 +18,16 @@ use crate::ompi::params::{GroupAlgorithm, HierParams, Params};
 
 /// One process's part in the hierarchy.
 pub struct HierPlan {
-    /// This process's rank in the communicator.
+    /// This process's rank in the communicator, and the communicator's size.
     pub me: usize,
+    pub size: usize,
     /// Its groups, bottom-up (member ranks ascending, leader first).
     pub chain: Vec<Group>,
     /// Whether the last of them is the top group.
     pub reaches_top: bool,
+    /// Whether every group carries a contiguous range of ranks, so that
+    /// non-commutative reductions can follow the hierarchy.
+    pub rank_ordered: bool,
     pub params: HierParams,
 }
 
@@ -170,11 +174,20 @@ pub fn build(
         }
     }
     let root_group = hierarchy.root_group().map(<[usize]>::to_vec);
+    let reps = hierarchy.representatives();
+    let level_index = |level| {
+        hierarchy
+            .levels()
+            .iter()
+            .position(|lg| lg.level() == level)
+            .expect("a chain's levels are active levels")
+    };
     let chain: Vec<Group> = hierarchy
         .groups_of(me)
         .into_iter()
         .map(|(level, g)| Group {
             members: g.to_vec(),
+            carried: Hierarchy::covered(&reps, level_index(level), g),
             // Groups within one node (the node level and below) share
             // memory; network groups (switches, top) send point to point.
             algorithm: overrides
@@ -192,8 +205,10 @@ pub fn build(
         root_group.is_some() && chain.last().map(|g| &g.members) == root_group.as_ref();
     Ok(HierPlan {
         me,
+        size: p,
         chain,
         reaches_top,
+        rank_ordered: hierarchy.rank_ordered(),
         params,
     })
 }
