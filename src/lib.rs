@@ -33,6 +33,7 @@ pub mod payload;
 pub mod queue;
 pub mod reduce;
 pub mod reduce_scatter;
+pub mod remap;
 pub mod scan;
 pub mod segment;
 mod serve;
