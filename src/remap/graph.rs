@@ -17,7 +17,10 @@ impl Graph {
     pub fn from_edges(n: usize, edges: impl IntoIterator<Item = (u32, u32, u64)>) -> Graph {
         let mut arcs: Vec<(u32, u32, u64)> = Vec::new();
         for (a, b, w) in edges {
-            assert!((a as usize) < n && (b as usize) < n, "edge ({a}, {b}) outside 0..{n}");
+            assert!(
+                (a as usize) < n && (b as usize) < n,
+                "edge ({a}, {b}) outside 0..{n}"
+            );
             if a != b {
                 arcs.push((a, b, w));
                 arcs.push((b, a, w));

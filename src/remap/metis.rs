@@ -183,12 +183,14 @@ pub fn part_graph(
     let mut xadj: Vec<Idx> = graph.xadj.iter().map(|&x| x as Idx).collect();
     let mut adjncy: Vec<Idx> = graph.adjncy.iter().map(|&x| x as Idx).collect();
     let mut adjwgt = metis_weights(graph);
-    let mut tpwgts: Vec<Real> = targets
-        .iter()
-        .map(|&s| s as Real / n as Real)
-        .collect();
+    let mut tpwgts: Vec<Real> = targets.iter().map(|&s| s as Real / n as Real).collect();
     // Tight tolerance: 0.1 %, or one vertex of the smallest part if larger.
-    let smallest = targets.iter().copied().filter(|&s| s > 0).min().unwrap_or(1);
+    let smallest = targets
+        .iter()
+        .copied()
+        .filter(|&s| s > 0)
+        .min()
+        .unwrap_or(1);
     let mut ubvec: [Real; 1] = [(1.001 as Real).max(1.0 + 1.0 / smallest as Real)];
     let mut options = [0 as Idx; NOPTIONS];
     let mut nvtxs = n as Idx;

@@ -98,7 +98,7 @@ impl Fold {
     /// Core index of v, or None for an extra vertex.
     fn core(&self, v: u32) -> Option<u32> {
         if v < 2 * self.r {
-            (v % 2 == 0).then_some(v / 2)
+            v.is_multiple_of(2).then_some(v / 2)
         } else {
             Some(v - self.r)
         }
@@ -255,7 +255,11 @@ mod tests {
                         let s = logical_step(alg, n, v, k);
                         if let Some(x) = s.send {
                             let r = logical_step(alg, n, x.peer, k).recv.unwrap();
-                            assert_eq!((r.peer, r.count), (v, x.count), "{alg:?} n={n} k={k} v={v}");
+                            assert_eq!(
+                                (r.peer, r.count),
+                                (v, x.count),
+                                "{alg:?} n={n} k={k} v={v}"
+                            );
                             if alg == Algorithm::RecursiveDoubling {
                                 assert_eq!(r.first, x.first);
                             }

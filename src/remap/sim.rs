@@ -111,7 +111,9 @@ impl Buffer {
             let mut merged: Vec<Run> = Vec::with_capacity(kept.len());
             for r in kept {
                 match merged.last_mut() {
-                    Some(l) if l.pos + l.len == r.pos && (l.id + l.len) % n == r.id => l.len += r.len,
+                    Some(l) if l.pos + l.len == r.pos && (l.id + l.len) % n == r.id => {
+                        l.len += r.len
+                    }
                     _ => merged.push(r),
                 }
             }
@@ -134,7 +136,11 @@ pub struct Delivery {
 /// `mapping` and checks complete, correctly ordered delivery (see the module
 /// documentation).  `per_position_sample`: check every k-th rank position by
 /// position (1 = all).
-pub fn simulate(plans: &[Plan], mapping: &Mapping, per_position_sample: u32) -> Result<Delivery, String> {
+pub fn simulate(
+    plans: &[Plan],
+    mapping: &Mapping,
+    per_position_sample: u32,
+) -> Result<Delivery, String> {
     let n = mapping.n();
     assert_eq!(plans.len() as u32, n);
     let reorder = |p: &Plan| matches!(p.finish, Finish::Reorder { .. });
@@ -142,8 +148,20 @@ pub fn simulate(plans: &[Plan], mapping: &Mapping, per_position_sample: u32) -> 
     if plans.iter().any(|p| reorder(p) != labels_by_pi) {
         return Err("plans of different variants".into());
     }
-    let label = |rank: u32| if labels_by_pi { mapping.pi[rank as usize] } else { rank };
-    let unlabel = |id: u32| if labels_by_pi { mapping.pi_inv[id as usize] } else { id };
+    let label = |rank: u32| {
+        if labels_by_pi {
+            mapping.pi[rank as usize]
+        } else {
+            rank
+        }
+    };
+    let unlabel = |id: u32| {
+        if labels_by_pi {
+            mapping.pi_inv[id as usize]
+        } else {
+            id
+        }
+    };
 
     let mut bufs: Vec<Buffer> = vec![Buffer::default(); n as usize];
     for p in plans {
@@ -219,7 +237,10 @@ pub fn simulate(plans: &[Plan], mapping: &Mapping, per_position_sample: u32) -> 
         let runs = &bufs[p.rank as usize].runs;
         let covered: u64 = runs.iter().map(|r| r.len as u64).sum();
         if covered != n as u64 || runs.first().map(|r| r.pos) != Some(0) {
-            return Err(format!("rank {}: {covered} of {n} positions filled", p.rank));
+            return Err(format!(
+                "rank {}: {covered} of {n} positions filled",
+                p.rank
+            ));
         }
         let c = match p.finish {
             Finish::Done => 0,
@@ -227,7 +248,10 @@ pub fn simulate(plans: &[Plan], mapping: &Mapping, per_position_sample: u32) -> 
         };
         for r in runs {
             if r.id != (r.pos + c) % n {
-                return Err(format!("rank {}: positions {}.. hold the wrong blocks", p.rank, r.pos));
+                return Err(format!(
+                    "rank {}: positions {}.. hold the wrong blocks",
+                    p.rank, r.pos
+                ));
             }
         }
         if p.rank % per_position_sample.max(1) == 0 {
@@ -247,7 +271,10 @@ pub fn simulate(plans: &[Plan], mapping: &Mapping, per_position_sample: u32) -> 
                 }
             }
             if let Some(j) = (0..n).find(|&j| result[j as usize] != j) {
-                return Err(format!("rank {}: position {j} holds a_{}", p.rank, result[j as usize]));
+                return Err(format!(
+                    "rank {}: position {j} holds a_{}",
+                    p.rank, result[j as usize]
+                ));
             }
             out.ranks_checked_per_position += 1;
         }
