@@ -34,7 +34,10 @@ pub use pattern::Algorithm;
 pub struct Remap {
     pub algorithm: Algorithm,
     pub mapping: Mapping,
+    /// Partition statistics (of the METIS partition even when it lost).
     pub stats: RepairStats,
+    /// π = identity was kept: the partition did not beat the placement.
+    pub identity: bool,
 }
 
 impl Remap {
@@ -48,10 +51,20 @@ impl Remap {
     ) -> Result<Remap, metis::MetisError> {
         let g = pattern::graph(algorithm, placement.n());
         let (node_of_vertex, stats) = partition::partition_nodes(&g, &placement.sizes(), switches)?;
+        // Without remapping logical vertex v runs on rank v; when that cut
+        // is already as small (e.g. round-robin placement), keep π = id:
+        // the exch variants' first exchange then stays a local copy.
+        let identity_cut = g.cut(&placement.node_of);
+        let (mapping, identity) = if identity_cut <= stats.cut_repaired {
+            (Mapping::identity(placement.n()), true)
+        } else {
+            (Mapping::from_parts(&node_of_vertex, placement), false)
+        };
         Ok(Remap {
             algorithm,
-            mapping: Mapping::from_parts(&node_of_vertex, placement),
+            mapping,
             stats,
+            identity,
         })
     }
 }

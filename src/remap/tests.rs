@@ -93,10 +93,13 @@ fn all_variants_deliver_with_metis_mappings_on_uneven_layouts() {
         let placement = random_placement(&mut rng);
         for alg in [Algorithm::RecursiveDoubling, Algorithm::Bruck] {
             let remap = Remap::new(alg, &placement, &[]).unwrap();
-            assert_eq!(remap.stats.cut_repaired, {
-                let g = pattern::graph(alg, placement.n());
-                g.cut(&vertex_nodes(&remap.mapping, &placement))
-            });
+            let g = pattern::graph(alg, placement.n());
+            let cut = g.cut(&vertex_nodes(&remap.mapping, &placement));
+            if remap.identity {
+                assert!(cut <= remap.stats.cut_repaired);
+            } else {
+                assert_eq!(remap.stats.cut_repaired, cut);
+            }
             for v in Variant::ALL.into_iter().filter(|v| v.algorithm() == alg) {
                 let plans = all_plans(v, &remap.mapping);
                 simulate(&plans, &remap.mapping, 1)
@@ -109,7 +112,7 @@ fn all_variants_deliver_with_metis_mappings_on_uneven_layouts() {
                 } else {
                     0
                 };
-                assert_eq!(total, remap.stats.cut_repaired + extra, "case {case} {v:?}");
+                assert_eq!(total, cut + extra, "case {case} {v:?}");
             }
         }
     }
@@ -197,13 +200,11 @@ fn paper_cluster_8x8_inter_node_blocks() {
     let rr = Placement::new((0..64).map(|r| r % 8).collect());
     for alg in [Algorithm::RecursiveDoubling, Algorithm::Bruck] {
         let re = Remap::new(alg, &rr, &[]).unwrap();
-        for v in Variant::ALL
-            .into_iter()
-            .filter(|v| v.algorithm() == alg && !v.exch())
-        {
-            let (plain, remapped) = compare(v, &rr, &re.mapping);
-            assert_eq!(plain, 448, "{v:?}");
-            assert!(remapped <= plain, "{v:?}: {remapped}");
+        // METIS cannot beat the optimum, so π = identity is kept and the
+        // exch variants' first exchange stays local.
+        assert!(re.identity, "{alg:?}");
+        for v in Variant::ALL.into_iter().filter(|v| v.algorithm() == alg) {
+            assert_eq!(compare(v, &rr, &re.mapping), (448, 448), "{v:?}");
         }
     }
 }
