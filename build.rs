@@ -60,4 +60,45 @@ fn main() {
     println!("cargo:rustc-link-lib=dylib=open-pal");
     println!("cargo:rerun-if-changed=ompi-glue");
     println!("cargo:rerun-if-env-changed=SHARM_MPICC");
+    metis();
+}
+
+/// METIS (`src/hier/remap/metis.rs`): links libmetis and passes the integer and
+/// real widths the installed `metis.h` was configured with to the crate, which
+/// checks them at compile time against its hand-written `idx_t`/`real_t`
+/// (a library built with 64-bit `idx_t` would otherwise read every array
+/// wrongly).  Debian: `libmetis-dev` (build), `libmetis5` (run time).
+fn metis() {
+    let dirs: Vec<PathBuf> = match std::env::var("SHARM_METIS_INCLUDE") {
+        Ok(dir) => vec![PathBuf::from(dir)],
+        Err(_) => ["/usr/include", "/usr/local/include"]
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
+    };
+    let header = dirs
+        .iter()
+        .map(|d| d.join("metis.h"))
+        .find(|h| h.exists())
+        .unwrap_or_else(|| {
+            panic!("metis.h not found in {dirs:?}: install libmetis-dev or set SHARM_METIS_INCLUDE")
+        });
+    let text = std::fs::read_to_string(&header).expect("metis.h is readable");
+    for name in ["IDXTYPEWIDTH", "REALTYPEWIDTH"] {
+        let width = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("#define "))
+            .filter_map(|l| l.trim().strip_prefix(name))
+            .map(str::trim)
+            .find(|v| !v.is_empty())
+            .unwrap_or_else(|| panic!("{} defines no {name}", header.display()));
+        println!("cargo:rustc-env=SHARM_METIS_{name}={width}");
+    }
+    if let Ok(dir) = std::env::var("SHARM_METIS_LIB") {
+        println!("cargo:rustc-link-search=native={dir}");
+    }
+    println!("cargo:rustc-link-lib=dylib=metis");
+    println!("cargo:rerun-if-changed={}", header.display());
+    println!("cargo:rerun-if-env-changed=SHARM_METIS_INCLUDE");
+    println!("cargo:rerun-if-env-changed=SHARM_METIS_LIB");
 }

@@ -8,4 +8,5 @@ pub mod chain;
 pub mod collect;
 pub mod groups;
 pub mod plan;
+pub mod remap;
 pub mod topology;
