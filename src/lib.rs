@@ -26,6 +26,7 @@ pub mod gather;
 pub mod hier;
 mod hier_plan;
 pub mod hierarchy;
+pub mod kernels;
 pub mod layout;
 mod log;
 mod params;
