@@ -138,7 +138,7 @@ fn fill(rng: &mut Rng, elem: ElemKind, buf: &mut [u8]) {
             ];
             for c in buf.chunks_exact_mut(4) {
                 let r = rng.next();
-                let v = if r % 3 == 0 {
+                let v = if r.is_multiple_of(3) {
                     f32::from_bits(r as u32 >> 1)
                 } else {
                     pool[(r >> 8) as usize % pool.len()]
@@ -161,7 +161,7 @@ fn fill(rng: &mut Rng, elem: ElemKind, buf: &mut [u8]) {
             ];
             for c in buf.chunks_exact_mut(8) {
                 let r = rng.next();
-                let v = if r % 3 == 0 {
+                let v = if r.is_multiple_of(3) {
                     f64::from_bits(r >> 2)
                 } else {
                     pool[(r >> 8) as usize % pool.len()]
@@ -211,8 +211,12 @@ fn same_elem(elem: ElemKind, got: &[u8], want: &[u8]) -> bool {
     }
 }
 
+/// Expected element bytes from (a, b, out before the call).
+type Want<'a> = &'a dyn Fn(&[u8], &[u8], &[u8]) -> Vec<u8>;
+
 /// Runs `k` on a, b with `out` distinct, equal to a, equal to b, all at
 /// byte offset `shift` from an allocation, and checks every element.
+#[allow(clippy::too_many_arguments)] // one test helper, all inputs of a case
 fn check_forms(
     k: Kernel,
     elem: ElemKind,
@@ -220,7 +224,7 @@ fn check_forms(
     shift: usize,
     a: &[u8],
     b: &[u8],
-    want: &dyn Fn(&[u8], &[u8], &[u8]) -> Vec<u8>,
+    want: Want,
     what: &str,
 ) {
     let w = elem.extent();
@@ -500,9 +504,9 @@ fn minloc_maxloc_ties_take_the_lowest_index() {
                         let vf =
                             matches!(elem, FloatInt | DoubleInt | TwoReal | TwoDoublePrecision);
                         let kf = matches!(elem, TwoReal | TwoDoublePrecision);
-                        let x = if vf && r % 11 == 0 {
+                        let x = if vf && r.is_multiple_of(11) {
                             f64::NAN
-                        } else if vf && r % 13 == 0 {
+                        } else if vf && r.is_multiple_of(13) {
                             -0.0
                         } else {
                             v as f64
