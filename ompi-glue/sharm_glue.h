@@ -228,4 +228,70 @@ int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t ro
                                 void *comm);
 int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm);
 
+/* ---- reduction kernel kinds (src/kernels/kinds.rs mirrors these codes) ---- */
+/* Predefined operations sharm's kernels know; -1 means "not one of these". */
+enum sharm_kernel_op {
+    SHARM_KERNEL_OP_SUM = 0,
+    SHARM_KERNEL_OP_PROD,
+    SHARM_KERNEL_OP_MIN,
+    SHARM_KERNEL_OP_MAX,
+    SHARM_KERNEL_OP_LAND,
+    SHARM_KERNEL_OP_LOR,
+    SHARM_KERNEL_OP_LXOR,
+    SHARM_KERNEL_OP_BAND,
+    SHARM_KERNEL_OP_BOR,
+    SHARM_KERNEL_OP_BXOR,
+    SHARM_KERNEL_OP_MINLOC,
+    SHARM_KERNEL_OP_MAXLOC,
+    SHARM_KERNEL_OP_COUNT
+};
+
+/* Element kinds: storage plus the MPI type class that decides the allowed
+ * operations (Fortran INTEGER is its own class: no logical operations). */
+enum sharm_kernel_elem {
+    SHARM_KERNEL_ELEM_I8 = 0,
+    SHARM_KERNEL_ELEM_U8,
+    SHARM_KERNEL_ELEM_I16,
+    SHARM_KERNEL_ELEM_U16,
+    SHARM_KERNEL_ELEM_I32,
+    SHARM_KERNEL_ELEM_U32,
+    SHARM_KERNEL_ELEM_I64,
+    SHARM_KERNEL_ELEM_U64,
+    SHARM_KERNEL_ELEM_FORTRAN_INT1,
+    SHARM_KERNEL_ELEM_FORTRAN_INT2,
+    SHARM_KERNEL_ELEM_FORTRAN_INT4,
+    SHARM_KERNEL_ELEM_FORTRAN_INT8,
+    SHARM_KERNEL_ELEM_F32,
+    SHARM_KERNEL_ELEM_F64,
+    SHARM_KERNEL_ELEM_LONG_DOUBLE,
+    SHARM_KERNEL_ELEM_COMPLEX_F32,
+    SHARM_KERNEL_ELEM_COMPLEX_F64,
+    SHARM_KERNEL_ELEM_COMPLEX_LONG_DOUBLE,
+    SHARM_KERNEL_ELEM_BOOL,            /* C _Bool / C++ bool, 1 byte */
+    SHARM_KERNEL_ELEM_FORTRAN_LOGICAL, /* ompi_fortran_logical_t (int), 4 bytes */
+    SHARM_KERNEL_ELEM_BYTE,
+    SHARM_KERNEL_ELEM_FLOAT_INT,
+    SHARM_KERNEL_ELEM_DOUBLE_INT,
+    SHARM_KERNEL_ELEM_LONG_INT,
+    SHARM_KERNEL_ELEM_2INT,
+    SHARM_KERNEL_ELEM_SHORT_INT,
+    SHARM_KERNEL_ELEM_LONG_DOUBLE_INT,
+    SHARM_KERNEL_ELEM_2REAL,
+    SHARM_KERNEL_ELEM_2DOUBLE_PRECISION,
+    SHARM_KERNEL_ELEM_2INTEGER,
+    SHARM_KERNEL_ELEM_COUNT
+};
+
+/* enum sharm_kernel_op code of a predefined operation handle, or -1. */
+int sharm_glue_op_kind(void *op);
+/* enum sharm_kernel_elem code of a predefined datatype handle, or -1 (also
+ * when the datatype's extent is not the kind's C sizeof, e.g. a Fortran
+ * INTEGER of another size than expected). */
+int sharm_glue_dtype_kind(void *dtype);
+/* The table's size and layouts as this C compiler sees them, checked by Rust
+ * at load (kernels::check_c_table). */
+int sharm_glue_kernel_op_count(void);
+int sharm_glue_kernel_elem_count(void);
+int64_t sharm_glue_kernel_elem_extent(int kind); /* C sizeof, or -1 */
+
 #endif /* SHARM_GLUE_H */
