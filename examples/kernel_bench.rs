@@ -327,7 +327,7 @@ fn random_operands(rng: &mut Rng, elem: ElemKind, n: usize) -> (Vec<u8>, Vec<u8>
     for i in 0..n {
         let e = i * ext..(i + 1) * ext;
         match rng.next() % 16 {
-            0 | 1 => b[e.clone()].copy_from_slice(&a[e.clone()].to_vec()), // ties
+            0 | 1 => b[e.clone()].copy_from_slice(&a[e.clone()]), // ties
             2 => a[e.clone()].fill(0),
             3 => b[e.clone()].fill(0),
             _ => {}
@@ -346,7 +346,7 @@ fn random_operands(rng: &mut Rng, elem: ElemKind, n: usize) -> (Vec<u8>, Vec<u8>
                     let s = i * ext + slot;
                     if buf[s..s + 10].iter().any(|&x| x != 0) {
                         buf[s + 7] |= 0x80;
-                        buf[s + 9] &= 0xc0 | 0x3f; // exponents stay moderate
+                        // Exponent 0x3f00..0x3fff: moderate magnitudes.
                         buf[s + 9] = (buf[s + 9] & 0x80) | 0x3f;
                     }
                 }
