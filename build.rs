@@ -41,7 +41,7 @@ fn main() {
     let glue = PathBuf::from("ompi-glue");
     let mut build = cc::Build::new();
     build
-        .files(["component.c", "ompi_calls.c"].map(|f| glue.join(f)))
+        .files(["component.c", "ompi_calls.c", "kernel_ids.c"].map(|f| glue.join(f)))
         .includes(&incdirs)
         // Last, so that a distribution shipping the real header wins.
         .include(glue.join("compat"))

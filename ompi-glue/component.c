@@ -71,6 +71,7 @@ static int param_algorithm[SHARM_COLL_COUNT]; /* all SHARM_ALG_AUTO (0) */
 static int param_knomial_radix = 2;
 static size_t param_max_message_size = 0;
 static size_t param_shared_memory_budget = 1UL << 30;
+static int param_reduction_kernels = 0;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -129,6 +130,8 @@ static const mca_base_var_enum_value_t reduce_scatter_values[] = {
     {SHARM_ALG_AUTO, "auto"}, {SHARM_ALG_LINEAR, "linear"},
     {SHARM_ALG_REDUCE_THEN_SCATTER, "reduce_then_scatter"}, {0, NULL}};
 
+static const mca_base_var_enum_value_t reduction_kernel_values[] = {
+    {0, "sharm"}, {1, "ompi"}, {0, NULL}};
 static const mca_base_var_enum_value_t hier_mode_values[] = {
     {SHARM_HIER_AUTO, "auto"}, {SHARM_HIER_OFF, "off"}, {SHARM_HIER_ON, "on"}, {0, NULL}};
 static const mca_base_var_enum_value_t group_alg_values[] = {
@@ -151,6 +154,7 @@ static const struct {
     {"algorithm", allgather_values},         {"algorithm", reduce_scatter_values},
     {"hierarchy_mode", hier_mode_values},    {"group_algorithm", group_alg_values},
     {"hierarchy_allreduce", hier_allreduce_values},
+    {"reduction_kernels", reduction_kernel_values},
 };
 
 int sharm_glue_enum_entry(int table, int index, const char **kind, int *value, const char **name)
@@ -362,6 +366,19 @@ static int sharm_register(void)
                   "communicator whose segment would exceed it is served by the next component",
                   &param_shared_memory_budget);
 
+    {
+        mca_base_var_enum_t *kernels = NULL;
+        (void) mca_base_var_enum_create("coll_sharm_reduction_kernel_sources",
+                                        reduction_kernel_values, &kernels);
+        register_int("reduction_kernels",
+                     "Who combines reduction operands: sharm (its own vectorised kernels for "
+                     "every predefined operation on predefined datatypes; integers wrap), or "
+                     "ompi (Open MPI's ompi_op_reduce, i.e. op/avx where loaded). User "
+                     "operations and derived datatypes always use Open MPI's",
+                     kernels, OPAL_INFO_LVL_5, &param_reduction_kernels);
+        OBJ_RELEASE(kernels);
+    }
+
     register_hierarchy();
     register_counters();
     return OMPI_SUCCESS;
@@ -400,6 +417,8 @@ void sharm_glue_params(struct sharm_params *out)
     out->knomial_radix = param_knomial_radix;
     out->max_message_size = param_max_message_size;
     out->shared_memory_budget = param_shared_memory_budget;
+    out->reduction_kernels = param_reduction_kernels;
+    out->reserved = 0;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

@@ -65,6 +65,8 @@ struct sharm_params {
     int32_t algorithm[SHARM_COLL_COUNT]; /* enum sharm_algorithm, per enum sharm_coll */
     uint64_t max_message_size;      /* 0: no limit */
     uint64_t shared_memory_budget;  /* bytes of segments one process may attach */
+    int32_t reduction_kernels;      /* 0: sharm's own (src/kernels), 1: Open MPI's ompi_op_reduce */
+    int32_t reserved;               /* keeps the struct free of tail padding */
 };
 
 /*
@@ -243,5 +245,71 @@ int32_t sharm_glue_test_any(int32_t count, void **requests);
  * it): 1 and the entry, 0 past the table's end, -1 past the last table. */
 int sharm_glue_enum_entry(int table, int index, const char **kind, int *value,
                           const char **name);
+
+/* ---- reduction kernel kinds (src/kernels/kinds.rs mirrors these codes) ---- */
+/* Predefined operations sharm's kernels know; -1 means "not one of these". */
+enum sharm_kernel_op {
+    SHARM_KERNEL_OP_SUM = 0,
+    SHARM_KERNEL_OP_PROD,
+    SHARM_KERNEL_OP_MIN,
+    SHARM_KERNEL_OP_MAX,
+    SHARM_KERNEL_OP_LAND,
+    SHARM_KERNEL_OP_LOR,
+    SHARM_KERNEL_OP_LXOR,
+    SHARM_KERNEL_OP_BAND,
+    SHARM_KERNEL_OP_BOR,
+    SHARM_KERNEL_OP_BXOR,
+    SHARM_KERNEL_OP_MINLOC,
+    SHARM_KERNEL_OP_MAXLOC,
+    SHARM_KERNEL_OP_COUNT
+};
+
+/* Element kinds: storage plus the MPI type class that decides the allowed
+ * operations (Fortran INTEGER is its own class: no logical operations). */
+enum sharm_kernel_elem {
+    SHARM_KERNEL_ELEM_I8 = 0,
+    SHARM_KERNEL_ELEM_U8,
+    SHARM_KERNEL_ELEM_I16,
+    SHARM_KERNEL_ELEM_U16,
+    SHARM_KERNEL_ELEM_I32,
+    SHARM_KERNEL_ELEM_U32,
+    SHARM_KERNEL_ELEM_I64,
+    SHARM_KERNEL_ELEM_U64,
+    SHARM_KERNEL_ELEM_FORTRAN_INT1,
+    SHARM_KERNEL_ELEM_FORTRAN_INT2,
+    SHARM_KERNEL_ELEM_FORTRAN_INT4,
+    SHARM_KERNEL_ELEM_FORTRAN_INT8,
+    SHARM_KERNEL_ELEM_F32,
+    SHARM_KERNEL_ELEM_F64,
+    SHARM_KERNEL_ELEM_LONG_DOUBLE,
+    SHARM_KERNEL_ELEM_COMPLEX_F32,
+    SHARM_KERNEL_ELEM_COMPLEX_F64,
+    SHARM_KERNEL_ELEM_COMPLEX_LONG_DOUBLE,
+    SHARM_KERNEL_ELEM_BOOL,            /* C _Bool / C++ bool, 1 byte */
+    SHARM_KERNEL_ELEM_FORTRAN_LOGICAL, /* ompi_fortran_logical_t (int), 4 bytes */
+    SHARM_KERNEL_ELEM_BYTE,
+    SHARM_KERNEL_ELEM_FLOAT_INT,
+    SHARM_KERNEL_ELEM_DOUBLE_INT,
+    SHARM_KERNEL_ELEM_LONG_INT,
+    SHARM_KERNEL_ELEM_2INT,
+    SHARM_KERNEL_ELEM_SHORT_INT,
+    SHARM_KERNEL_ELEM_LONG_DOUBLE_INT,
+    SHARM_KERNEL_ELEM_2REAL,
+    SHARM_KERNEL_ELEM_2DOUBLE_PRECISION,
+    SHARM_KERNEL_ELEM_2INTEGER,
+    SHARM_KERNEL_ELEM_COUNT
+};
+
+/* enum sharm_kernel_op code of a predefined operation handle, or -1. */
+int sharm_glue_op_kind(void *op);
+/* enum sharm_kernel_elem code of a predefined datatype handle, or -1 (also
+ * when the datatype's extent is not the kind's C sizeof, e.g. a Fortran
+ * INTEGER of another size than expected). */
+int sharm_glue_dtype_kind(void *dtype);
+/* The table's size and layouts as this C compiler sees them, checked by Rust
+ * at load (kernels::check_c_table). */
+int sharm_glue_kernel_op_count(void);
+int sharm_glue_kernel_elem_count(void);
+int64_t sharm_glue_kernel_elem_extent(int kind); /* C sizeof, or -1 */
 
 #endif /* SHARM_GLUE_H */

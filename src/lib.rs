@@ -18,6 +18,7 @@ use std::ffi::c_void;
 pub mod coll;
 mod dispatch;
 pub mod hier;
+pub mod kernels;
 pub mod ompi;
 pub mod shm;
 

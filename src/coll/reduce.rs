@@ -136,15 +136,26 @@ fn combine_fragment(
                 sh.queues.release(sh.me, c, frag);
             }
         } else if let Some((&last, rest)) = sh.kids.split_last() {
-            let frag = sh.queues.receive(&sh.waiter, last, pos);
-            std::ptr::copy_nonoverlapping(frag.data, acc, len);
-            sh.queues.release(sh.me, last, frag);
-            for &c in rest.iter().rev() {
-                let frag = sh.queues.receive(&sh.waiter, c, pos);
-                red.fold(frag.data, acc, n);
-                sh.queues.release(sh.me, c, frag);
+            // The last child's part and the next one (the child before it,
+            // or our own) meet in one fused pass instead of copy + fold.
+            let high = sh.queues.receive(&sh.waiter, last, pos);
+            match rest.split_last() {
+                Some((&next, _)) => {
+                    let frag = sh.queues.receive(&sh.waiter, next, pos);
+                    red.fused(frag.data, high.data, acc, n, len);
+                    sh.queues.release(sh.me, next, frag);
+                }
+                None => red.fused(own, high.data, acc, n, len),
             }
-            red.fold(own, acc, n);
+            sh.queues.release(sh.me, last, high);
+            if let Some((_, before)) = rest.split_last() {
+                for &c in before.iter().rev() {
+                    let frag = sh.queues.receive(&sh.waiter, c, pos);
+                    red.fold(frag.data, acc, n);
+                    sh.queues.release(sh.me, c, frag);
+                }
+                red.fold(own, acc, n);
+            }
         } else {
             std::ptr::copy_nonoverlapping(own, acc, len);
         }

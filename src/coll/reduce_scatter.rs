@@ -55,11 +55,11 @@ pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize]) -> 
     crate::coll::reduce::reduce(sh, &to_zero, 0);
     // Then hands slice r to process r.
     let source = RootSide {
-        whole: TypedBuf::new(whole.as_ptr(), total as i32, red.dtype),
+        whole: TypedBuf::new(whole.as_ptr(), total as i32, red.comb.dtype),
         count: 0,
         counts: Some((&counts32, &displs)),
     };
-    let own = TypedBuf::new(red.rbuf, counts32[me], red.dtype);
+    let own = TypedBuf::new(red.rbuf, counts32[me], red.comb.dtype);
     gather::scatter(sh, Some(own), &source, 0)
 }
 

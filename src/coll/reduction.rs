@@ -3,10 +3,10 @@
 //! canonical order (`fold_ranks`).  Every combination of two operands goes
 //! through `Reduction::fold`, the one place that picks the reduction kernel.
 
+use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::ReduceLayout;
-use crate::ompi::ffi::{Dtype, Op};
 use crate::shm::channel::Shared;
-use crate::shm::queue::Pos;
+use crate::shm::queue::{Incoming, Pos};
 
 /// One reduction call's buffers and semantics.
 pub struct Reduction {
@@ -16,8 +16,8 @@ pub struct Reduction {
     pub rbuf: *mut u8,
     pub in_place: bool,
     pub layout: ReduceLayout,
-    pub dtype: Dtype,
-    pub op: Op,
+    /// How two operands are combined (sharm's kernel or Open MPI's).
+    pub comb: Combiner,
     pub commutative: bool,
 }
 
@@ -28,7 +28,16 @@ impl Reduction {
     /// # Safety
     /// `src` and `acc` must address `n` elements laid out by `self.layout`.
     pub unsafe fn fold(&self, src: *const u8, acc: *mut u8, n: usize) {
-        self.op.reduce(src, acc, n, self.dtype)
+        self.comb.fold(src, acc, n)
+    }
+
+    /// `out = a op b` for `n` elements of `len` bytes in one pass where
+    /// sharm's kernel serves (a copy and a fold otherwise).
+    ///
+    /// # Safety
+    /// As `Combiner::fused`.
+    pub unsafe fn fused(&self, a: *const u8, b: *const u8, out: *mut u8, n: usize, len: usize) {
+        self.comb.fused(a, b, out, n, len)
     }
 }
 
@@ -54,18 +63,38 @@ pub(crate) unsafe fn fold_ranks(
     piece: Piece,
     red: &Reduction,
 ) {
-    let mut first = true;
+    // The highest rank's part stays pending (its fragment not yet
+    // acknowledged) until the next one arrives: the two meet in one fused
+    // pass, `acc = x_w op x_last`, instead of a copy followed by a fold.
+    // Acknowledging late only delays that writer's reuse of this one slot.
+    let mut pending: Option<(usize, *const u8, Option<Incoming>)> = None;
+    let mut started = false;
     for w in ranks.rev() {
         let frag = (w != sh.me).then(|| sh.queues.receive(&sh.waiter, w, piece.pos));
         let src = frag.map_or(own, |f| f.data);
-        if first {
-            std::ptr::copy_nonoverlapping(src, acc, piece.len);
-            first = false;
-        } else {
-            red.fold(src, acc, piece.n);
+        if !started && pending.is_none() {
+            pending = Some((w, src, frag));
+            continue;
+        }
+        match pending.take() {
+            Some((last, last_src, last_frag)) => {
+                red.fused(src, last_src, acc, piece.n, piece.len);
+                if let Some(f) = last_frag {
+                    sh.queues.release(sh.me, last, f);
+                }
+                started = true;
+            }
+            None => red.fold(src, acc, piece.n),
         }
         if let Some(f) = frag {
             sh.queues.release(sh.me, w, f);
+        }
+    }
+    // A single rank: its part is the result.
+    if let Some((last, last_src, last_frag)) = pending {
+        std::ptr::copy_nonoverlapping(last_src, acc, piece.len);
+        if let Some(f) = last_frag {
+            sh.queues.release(sh.me, last, f);
         }
     }
 }

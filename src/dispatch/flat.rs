@@ -6,6 +6,7 @@ use crate::coll::{allgather, allreduce, alltoall, barrier, bcast, gather, reduce
 use crate::coll::{reduce_scatter, scan};
 use crate::dispatch::state::Prepared;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
+use crate::ompi::combine::Combiner;
 use crate::shm::channel::Shared;
 
 /// Runs `args`; false when a buffer could not be packed or unpacked.
@@ -39,8 +40,7 @@ fn reduction(sh: &mut Shared, r: &ReductionArgs, prepared: Prepared) -> bool {
         rbuf: r.rbuf,
         in_place: r.sbuf.is_none(),
         layout: prepared.layout.expect("a served reduction has its layout"),
-        dtype: r.dtype,
-        op: r.op,
+        comb: Combiner::new(r.op, r.dtype, sh.params.reduction_kernels),
         commutative: r.op.commutative(),
     };
     match r.coll {

@@ -10,6 +10,7 @@ use crate::hier::chain::{self, Chain, Operands};
 use crate::hier::collect;
 use crate::hier::plan::HierPlan;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
+use crate::ompi::combine::Combiner;
 use crate::ompi::dtype;
 use crate::ompi::ffi::Comm;
 use crate::ompi::payload::TypedBuf;
@@ -77,8 +78,7 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
     let mut tmp = vec![0u8; span];
     let mut ops = Operands {
         layout,
-        dtype: r.dtype,
-        op: r.op,
+        comb: Combiner::new(r.op, r.dtype, plan.kernels),
         acc: &mut acc,
         tmp: &mut tmp,
         commutative: r.op.commutative(),

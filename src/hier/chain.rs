@@ -25,8 +25,9 @@ use crate::coll::gather::receive_all;
 use crate::coll::reduction::Reduction;
 use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
 use crate::ompi::call::Coll;
+use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::ReduceLayout;
-use crate::ompi::ffi::{self, Comm, Dtype, Op};
+use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm};
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
@@ -104,8 +105,8 @@ fn ring_reduce_scatter(
         }
         // SAFETY: both ranges hold `n` elements.
         unsafe {
-            ops.op
-                .reduce(ops.tmp.as_ptr(), ops.acc[recv].as_mut_ptr(), n, ops.dtype)
+            ops.comb
+                .fold(ops.tmp.as_ptr(), ops.acc[recv].as_mut_ptr(), n)
         };
     }
     true
@@ -223,8 +224,8 @@ impl Group {
 /// A reduction's operands, as contiguous bytes.
 pub struct Operands<'a> {
     pub layout: ReduceLayout,
-    pub dtype: Dtype,
-    pub op: Op,
+    /// How two operands are combined (sharm's kernel or Open MPI's).
+    pub comb: Combiner,
     /// Accumulator, initialised with this process's contribution.
     pub acc: &'a mut [u8],
     /// Receive space of the same size.
@@ -251,11 +252,9 @@ impl Operands<'_> {
         // SAFETY: both buffers hold `layout.count` elements.
         unsafe {
             if self.commutative {
-                self.op
-                    .reduce(self.tmp.as_ptr(), self.acc.as_mut_ptr(), n, self.dtype);
+                self.comb.fold(self.tmp.as_ptr(), self.acc.as_mut_ptr(), n);
             } else {
-                self.op
-                    .reduce(self.acc.as_ptr(), self.tmp.as_mut_ptr(), n, self.dtype);
+                self.comb.fold(self.acc.as_ptr(), self.tmp.as_mut_ptr(), n);
                 self.acc.copy_from_slice(self.tmp);
             }
         }
@@ -290,8 +289,7 @@ fn reduce_group(
             rbuf: ops.acc.as_mut_ptr(),
             in_place: leader,
             layout: ops.layout,
-            dtype: ops.dtype,
-            op: ops.op,
+            comb: ops.comb,
             commutative: ops.commutative,
         };
         queue_reduce::reduce(sh, &red, 0);

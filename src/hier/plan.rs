@@ -14,7 +14,7 @@ use crate::hier::chain::{Group, Transport};
 use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
 use crate::hier::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
 use crate::ompi::ffi::{Comm, Module};
-use crate::ompi::params::{GroupAlgorithm, HierParams, Params};
+use crate::ompi::params::{GroupAlgorithm, HierParams, KernelSource, Params};
 
 /// One process's part in the hierarchy.
 pub struct HierPlan {
@@ -25,6 +25,9 @@ pub struct HierPlan {
     pub chain: Vec<Group>,
     /// Whether the last of them is the top group.
     pub reaches_top: bool,
+    /// Who combines reduction operands (every process's own parameter; the
+    /// digest checks all agree).
+    pub kernels: KernelSource,
     /// Whether every group carries a contiguous range of ranks, so that
     /// non-commutative reductions can follow the hierarchy.
     pub rank_ordered: bool,
@@ -138,7 +141,7 @@ pub fn build(
     // and per level), the Allreduce form, and the limits and geometry the
     // routing decision reads from each process's own parameters.
     let agreed_params = format!(
-        "levels={} bcast={:?} reduce={:?} allreduce={:?} per_level={} fragment={} slots={} max={:?}",
+        "levels={} bcast={:?} reduce={:?} allreduce={:?} per_level={} fragment={} slots={} max={:?} kernels={:?}",
         params.levels,
         params.bcast,
         params.reduce,
@@ -147,6 +150,7 @@ pub fn build(
         shared.fragment_size,
         shared.queue_slots,
         shared.max_message_size,
+        shared.reduction_kernels,
     );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
@@ -209,6 +213,7 @@ pub fn build(
         chain,
         reaches_top,
         rank_ordered: hierarchy.rank_ordered(),
+        kernels: shared.reduction_kernels,
         params,
     })
 }

@@ -18,6 +18,8 @@ pub struct RawParams {
     pub algorithm: [i32; 16],
     pub max_message_size: u64,
     pub shared_memory_budget: u64,
+    pub reduction_kernels: i32,
+    pub reserved: i32,
 }
 
 /// Mirror of `struct sharm_hier_params`.
@@ -148,6 +150,11 @@ extern "C" {
         value: *mut i32,
         name: *mut *const c_char,
     ) -> i32;
+    fn sharm_glue_op_kind(op: *mut c_void) -> i32;
+    fn sharm_glue_dtype_kind(dtype: *mut c_void) -> i32;
+    fn sharm_glue_kernel_op_count() -> i32;
+    fn sharm_glue_kernel_elem_count() -> i32;
+    fn sharm_glue_kernel_elem_extent(kind: i32) -> i64;
     fn sharm_glue_in_place() -> *const c_void;
     fn sharm_glue_success() -> i32;
     fn sharm_glue_error() -> i32;
@@ -238,6 +245,19 @@ pub fn enum_entries() -> Vec<(i32, i32, String, i32, String)> {
         }
     }
     out
+}
+
+/// The glue's copy of the kernel kind tables: (operation count, element
+/// count, C `sizeof` of an element kind).
+pub fn kernel_tables() -> (i32, i32, impl Fn(i32) -> i64) {
+    // SAFETY: constants and a table lookup in the glue.
+    unsafe {
+        (
+            sharm_glue_kernel_op_count(),
+            sharm_glue_kernel_elem_count(),
+            |k| sharm_glue_kernel_elem_extent(k),
+        )
+    }
 }
 
 /// Prints through the component's opal_output stream (see `log`).
@@ -446,6 +466,11 @@ impl Dtype {
         // SAFETY: as above.
         c_str(unsafe { sharm_glue_dtype_name(self.0) })
     }
+    /// The kernel code of a predefined datatype (`kernels::ElemKind`), or -1.
+    pub fn kernel_code(self) -> i32 {
+        // SAFETY: compares the handle with Open MPI's predefined ones.
+        unsafe { sharm_glue_dtype_kind(self.0) }
+    }
 }
 
 /// A reduction operation handle.
@@ -464,6 +489,11 @@ impl Op {
     pub fn name(self) -> String {
         // SAFETY: as above.
         c_str(unsafe { sharm_glue_op_name(self.0) })
+    }
+    /// The kernel code of a predefined operation (`kernels::OpKind`), or -1.
+    pub fn kernel_code(self) -> i32 {
+        // SAFETY: compares the handle with Open MPI's predefined ones.
+        unsafe { sharm_glue_op_kind(self.0) }
     }
     /// `target[i] = source[i] op target[i]` for `count` elements.
     ///

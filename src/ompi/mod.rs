@@ -5,6 +5,7 @@
 //! algorithms; every other layer reaches Open MPI only through this one.
 
 pub mod call;
+pub mod combine;
 pub mod dtype;
 pub mod ffi;
 pub mod log;

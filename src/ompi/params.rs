@@ -44,6 +44,11 @@ const ALGORITHMS: Table<Algorithm> = &[
     (9, "reduce_then_scatter", Algorithm::ReduceThenScatter),
 ];
 
+const KERNEL_SOURCES: Table<KernelSource> = &[
+    (0, "sharm", KernelSource::Sharm),
+    (1, "ompi", KernelSource::Ompi),
+];
+
 const HIERARCHY_MODES: Table<HierarchyMode> = &[
     (0, "auto", HierarchyMode::Auto),
     (1, "off", HierarchyMode::Off),
@@ -105,6 +110,7 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
             "hierarchy_mode" => check(HIERARCHY_MODES, value, name),
             "group_algorithm" => check(GROUP_ALGORITHMS, value, name),
             "hierarchy_allreduce" => check(ALLREDUCE_FORMS, value, name),
+            "reduction_kernels" => check(KERNEL_SOURCES, value, name),
             other => Err(format!(
                 "the glue has a table of kind '{other}' Rust does not know"
             )),
@@ -126,6 +132,18 @@ pub struct Params {
     /// Largest message sharm serves (bytes); `None` = no limit.
     pub max_message_size: Option<u64>,
     pub shared_memory_budget: u64,
+    /// Who combines reduction operands (`coll_sharm_reduction_kernels`).
+    pub reduction_kernels: KernelSource,
+}
+
+/// Who combines the operands of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelSource {
+    /// sharm's own kernels (`kernels`) where they cover the operation and
+    /// datatype, Open MPI's otherwise.
+    Sharm,
+    /// Always Open MPI's `ompi_op_reduce`.
+    Ompi,
 }
 
 impl Params {
@@ -141,6 +159,12 @@ impl Params {
             radix: (raw.knomial_radix.max(2)) as usize,
             max_message_size: (raw.max_message_size != 0).then_some(raw.max_message_size),
             shared_memory_budget: raw.shared_memory_budget,
+            reduction_kernels: decode(
+                KERNEL_SOURCES,
+                "coll_sharm_reduction_kernels",
+                raw.reduction_kernels,
+                KernelSource::Sharm,
+            ),
         }
     }
 

@@ -1,0 +1,170 @@
+//! Element-wise operations (everything but MINLOC/MAXLOC and `long double`)
+//! and the loop that applies them, compiled once per instruction-set level.
+//!
+//! Operand order follows Open MPI's 2-buffer functions
+//! (`op_base_functions.c`): `ompi_op_reduce(op, source, target, n, dt)` does
+//! `target = target op source` element by element, with `current_func(target,
+//! source)` for MIN/MAX.  Every [`Fold::fold`] here takes `(a, b)` =
+//! `(source, target)` and returns the new target, so `out = a ⊕ b` leaves in
+//! `out` exactly what `ompi_op_reduce(op, a, b, …)` leaves in `b`.
+//!
+//! * Integers wrap (two's complement), including 8-bit SUM, which Open MPI's
+//!   op/avx saturates (Open MPI issue 8045).
+//! * MAX is `b > a ? b : a`, MIN is `b < a ? b : a`: on equality (+0 vs -0)
+//!   and whenever either operand is NaN the *source* `a` wins, as in Open MPI.
+//!   That is exactly x86's `maxps/minps(b, a)`, so the vector code keeps it.
+//! * LAND/LOR/LXOR yield 0 or 1 of the element type, non-zero meaning true.
+//! * Floating point: one operation per element, never reassociated or
+//!   contracted (Rust does not form FMAs), so every instruction-set level and
+//!   every run gives the same bits; the only freedom left is which NaN payload
+//!   survives when both operands are NaN.
+
+use std::ptr;
+
+use super::complex::{C32, C64};
+
+/// One element of `out = a ⊕ b`; `a` is the source, `b` the target.
+pub trait Fold<T: Copy> {
+    fn fold(a: T, b: T) -> T;
+}
+
+pub struct Sum;
+pub struct Prod;
+pub struct Min;
+pub struct Max;
+pub struct Land;
+pub struct Lor;
+pub struct Lxor;
+pub struct Band;
+pub struct Bor;
+pub struct Bxor;
+
+macro_rules! int_folds {
+    ($($t:ty),*) => {$(
+        impl Fold<$t> for Sum { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b.wrapping_add(a) } }
+        impl Fold<$t> for Prod { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b.wrapping_mul(a) } }
+        impl Fold<$t> for Min { #[inline(always)] fn fold(a: $t, b: $t) -> $t { if b < a { b } else { a } } }
+        impl Fold<$t> for Max { #[inline(always)] fn fold(a: $t, b: $t) -> $t { if b > a { b } else { a } } }
+        impl Fold<$t> for Land { #[inline(always)] fn fold(a: $t, b: $t) -> $t { (b != 0 && a != 0) as $t } }
+        impl Fold<$t> for Lor { #[inline(always)] fn fold(a: $t, b: $t) -> $t { (b != 0 || a != 0) as $t } }
+        impl Fold<$t> for Lxor { #[inline(always)] fn fold(a: $t, b: $t) -> $t { ((b != 0) ^ (a != 0)) as $t } }
+        impl Fold<$t> for Band { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b & a } }
+        impl Fold<$t> for Bor { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b | a } }
+        impl Fold<$t> for Bxor { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b ^ a } }
+    )*};
+}
+int_folds!(i8, u8, i16, u16, i32, u32, i64, u64);
+
+macro_rules! float_folds {
+    ($($t:ty),*) => {$(
+        impl Fold<$t> for Sum { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b + a } }
+        impl Fold<$t> for Prod { #[inline(always)] fn fold(a: $t, b: $t) -> $t { b * a } }
+        impl Fold<$t> for Min { #[inline(always)] fn fold(a: $t, b: $t) -> $t { if b < a { b } else { a } } }
+        impl Fold<$t> for Max { #[inline(always)] fn fold(a: $t, b: $t) -> $t { if b > a { b } else { a } } }
+    )*};
+}
+float_folds!(f32, f64);
+
+macro_rules! complex_folds {
+    ($($t:ty),*) => {$(
+        impl Fold<$t> for Sum {
+            #[inline(always)]
+            fn fold(a: $t, b: $t) -> $t { <$t>::new(b.re + a.re, b.im + a.im) }
+        }
+        impl Fold<$t> for Prod {
+            #[inline(always)]
+            fn fold(a: $t, b: $t) -> $t { b.c_mul(a) }
+        }
+    )*};
+}
+complex_folds!(C32, C64);
+
+/// Elements per inner block: 256 bytes, four 512-bit registers per operand.
+/// Each block is loaded whole before any of it is stored, which is what makes
+/// `out == a` and `out == b` safe, and what lets the compiler vectorise
+/// without run-time overlap checks (the blocks live in locals).
+pub const BLOCK_BYTES: usize = 256;
+
+/// `out[i] = F::fold(a[i], b[i])` for `i < n`.
+///
+/// # Safety
+/// `a`, `b` readable and `out` writable for `n` elements of `T` (any
+/// alignment); `out` may equal `a` or `b` but must not partially overlap them.
+#[inline(always)]
+pub unsafe fn apply<T: Copy, F: Fold<T>, const L: usize>(
+    a: *const u8,
+    b: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    let (a, b, out) = (a.cast::<T>(), b.cast::<T>(), out.cast::<T>());
+    let mut i = 0;
+    while i + L <= n {
+        // SAFETY: i + L <= n, so the block lies inside all three buffers;
+        // unaligned accesses are explicit; both loads precede the store.
+        unsafe {
+            let xa = ptr::read_unaligned(a.add(i).cast::<[T; L]>());
+            let mut xb = ptr::read_unaligned(b.add(i).cast::<[T; L]>());
+            for l in 0..L {
+                xb[l] = F::fold(xa[l], xb[l]);
+            }
+            ptr::write_unaligned(out.add(i).cast::<[T; L]>(), xb);
+        }
+        i += L;
+    }
+    while i < n {
+        // SAFETY: i < n; element by element for the tail.
+        unsafe {
+            let r = F::fold(ptr::read_unaligned(a.add(i)), ptr::read_unaligned(b.add(i)));
+            ptr::write_unaligned(out.add(i), r);
+        }
+        i += 1;
+    }
+}
+
+/// The loop compiled for the baseline (SSE2 on x86-64, NEON on aarch64).
+///
+/// # Safety
+/// As [`apply`].
+pub unsafe fn run_base<T: Copy, F: Fold<T>, const L: usize>(
+    a: *const u8,
+    b: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { apply::<T, F, L>(a, b, out, n) }
+}
+
+/// The loop compiled with AVX2 (256-bit integer and float vectors).
+///
+/// # Safety
+/// As [`apply`]; the CPU must support AVX2 (checked by `isa::detect`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+pub unsafe fn run_avx2<T: Copy, F: Fold<T>, const L: usize>(
+    a: *const u8,
+    b: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { apply::<T, F, L>(a, b, out, n) }
+}
+
+/// The loop compiled with AVX-512 F+BW+DQ+VL: 512-bit vectors for every
+/// element width (BW gives the 8/16-bit lanes, DQ the 64-bit multiply).
+///
+/// # Safety
+/// As [`apply`]; the CPU must support these extensions (`isa::detect`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
+pub unsafe fn run_avx512<T: Copy, F: Fold<T>, const L: usize>(
+    a: *const u8,
+    b: *const u8,
+    out: *mut u8,
+    n: usize,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { apply::<T, F, L>(a, b, out, n) }
+}
