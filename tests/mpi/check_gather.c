@@ -6,7 +6,7 @@
 #include "check_support.h"
 
 void t_gather(const struct cinfo *c, const struct pair *pr, size_t units, int root, int in_place,
-                     uint64_t seed)
+              uint64_t seed)
 {
     const struct mtype *st = &mt[pr->st], *rt = &mt[pr->rt];
     const int me = c->rank, p = c->size, isroot = me == root, ip = in_place && isroot;
@@ -32,7 +32,7 @@ void t_gather(const struct cinfo *c, const struct pair *pr, size_t units, int ro
 }
 
 void t_gatherv(const struct cinfo *c, const struct pair *pr, size_t units, int root, int in_place,
-                      uint64_t seed)
+               uint64_t seed)
 {
     const struct mtype *st = &mt[pr->st], *rt = &mt[pr->rt];
     const int me = c->rank, p = c->size, isroot = me == root, ip = in_place && isroot;
@@ -63,7 +63,7 @@ void t_gatherv(const struct cinfo *c, const struct pair *pr, size_t units, int r
 }
 
 void t_scatter(const struct cinfo *c, const struct pair *pr, size_t units, int root, int in_place,
-                      uint64_t seed)
+               uint64_t seed)
 {
     const struct mtype *st = &mt[pr->st], *rt = &mt[pr->rt];
     const int me = c->rank, p = c->size, isroot = me == root, ip = in_place && isroot;
@@ -88,7 +88,7 @@ void t_scatter(const struct cinfo *c, const struct pair *pr, size_t units, int r
 }
 
 void t_scatterv(const struct cinfo *c, const struct pair *pr, size_t units, int root, int in_place,
-                       uint64_t seed)
+                uint64_t seed)
 {
     const struct mtype *st = &mt[pr->st], *rt = &mt[pr->rt];
     const int me = c->rank, p = c->size, isroot = me == root, ip = in_place && isroot;

@@ -49,7 +49,7 @@ void bcast_reduce_call(struct cinfo *c, uint64_t sel, size_t bytes, uint64_t see
 /* One call of operation `which` (0..13): `units` units of datatype pair pr
  * (data movement) or elements of combination cb (reductions). */
 static void op_call(const struct cinfo *c, int which, const struct pair *pr, const struct combo *cb, size_t units,
-                     int root, int ip, uint64_t seed)
+                    int root, int ip, uint64_t seed)
 {
     switch (which) {
     case 0: t_gather(c, pr, units, root, ip, seed); break;
