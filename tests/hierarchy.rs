@@ -1,31 +1,30 @@
 //! The hierarchical (coll/tcl) collectives under mpirun, on one machine:
 //! virtual nodes (`coll_sharm_virtual_node_size`) stand in for real ones, and
-//! topology files add switch levels.  The checks are those of
-//! `tests/mpi/sharm_check.c` (results computed independently, MPI_T counters
-//! proving sharm served the calls), run with the hierarchy switched on.
+//! topology files add switch levels.  The checks are those of the C checker
+//! `sharm_check` (results computed independently), run with the hierarchy
+//! switched on and told so (`--vnode`, `--hierarchy`): around every call it
+//! reads the MPI_T counters `coll_sharm_<op>_served` / `_fallbacks` /
+//! `_hierarchical`, and a Bcast/Reduce/Allreduce the hierarchy should have
+//! served but the flat path served instead (the hierarchy could not be
+//! built) fails the job.  Each test also asserts the totals: the hierarchy
+//! served exactly the calls it had to, and at least one.
 
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use support::OMPI_COMPONENTS;
+use support::{checker, run_checker, Summary};
 
-/// One mpirun at a time: the machine has 2 cores.
-static MPIRUN: Mutex<()> = Mutex::new(());
-
-struct Setup {
-    dir: PathBuf,
-    components: PathBuf,
-    checker: PathBuf,
-}
-
-fn setup() -> &'static Setup {
-    static SETUP: OnceLock<Setup> = OnceLock::new();
-    SETUP.get_or_init(|| {
-        let (components, checker) = support::prepare("hierarchy-tests", "sharm_check").unwrap_or_else(|e| panic!("setup failed: {e}"));
-        let dir = components.parent().expect("work directory").to_path_buf();
+/// Topology files in the work directory.
+fn topo_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = checker()
+            .components
+            .parent()
+            .expect("work directory")
+            .to_path_buf();
         // Two switch levels over 4 virtual nodes of 2: vnode0,1 | vnode2 | vnode3.
         std::fs::write(
             dir.join("two-levels.topo"),
@@ -33,58 +32,52 @@ fn setup() -> &'static Setup {
         )
         .expect("topology file");
         std::fs::write(dir.join("malformed.topo"), "vnode0 swA\nvnode1\n").expect("topology file");
-        Setup { dir, components, checker }
+        dir
     })
 }
 
-/// Runs the checker; returns its combined output (panics on failure).
-fn run(np: usize, scenarios: &str, mca: &[(&str, &str)]) -> String {
-    let s = setup();
-    let _one = MPIRUN.lock().unwrap_or_else(|e| e.into_inner());
-    let path = format!("{}:{OMPI_COMPONENTS}", s.components.display());
-    let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "KILL", "300", "mpirun.openmpi", "--allow-run-as-root"]);
-    if np > 2 {
-        cmd.arg("--oversubscribe");
-    }
-    cmd.args([
-        "-np",
-        &np.to_string(),
-        "--mca",
-        "mca_base_component_path",
-        &path,
-    ]);
-    cmd.args(["--mca", "coll_sharm_priority", "100", "--mca", "op", "^avx"]);
+/// The checker's options that tell it which calls the hierarchy serves:
+/// the run's `coll_sharm_virtual_node_size` and `coll_sharm_hierarchy`.
+fn hierarchy_args(mca: &[(&str, &str)]) -> Vec<String> {
+    let mut args = Vec::new();
     for (k, v) in mca {
-        cmd.args(["--mca", k, v]);
+        match *k {
+            "coll_sharm_virtual_node_size" => args.extend(["--vnode".to_owned(), v.to_string()]),
+            "coll_sharm_hierarchy" => args.extend(["--hierarchy".to_owned(), v.to_string()]),
+            _ => {}
+        }
     }
-    cmd.arg(&s.checker)
-        .args([scenarios, "--calls", "2000", "--big", "4194304"]);
-    let out = cmd.output().expect("mpirun.openmpi");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    args
+}
+
+/// Runs the checker; returns its combined output (panics on failure, on a
+/// call the hierarchy should have served and did not, and unless the
+/// hierarchy served at least one call).
+fn run(np: usize, scenarios: &str, mca: &[(&str, &str)]) -> String {
+    let job = checker()
+        .job(np, scenarios)
+        .mcas(mca)
+        .args(&["--calls", "2000", "--big", "4194304"])
+        .args(&hierarchy_args(mca));
+    let (run, s) = run_checker(&job, scenarios);
+    assert_hierarchical(&s, &run.report("the hierarchy did not serve as expected"));
+    run.output()
+}
+
+/// Exactly the calls that had to go through the hierarchy did (the checker
+/// checks each; this also catches a run that expected none).
+fn assert_hierarchical(s: &Summary, report: &str) {
     assert!(
-        out.status.success(),
-        "mpirun -np {np} {scenarios} {mca:?} failed:\n{text}"
+        s.hierarchical > 0 && s.hierarchical == s.hier_expected,
+        "{} of {} calls went through the hierarchy, {} had to (and at least one)\n{report}",
+        s.hierarchical,
+        s.served,
+        s.hier_expected
     );
-    assert!(text.contains("sharm_check: OK"), "no summary line:\n{text}");
-    let left: Vec<String> = std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("sharm-"))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(left.is_empty(), "shared-memory files left behind: {left:?}");
-    text
 }
 
 fn topo(name: &str) -> String {
-    setup().dir.join(name).display().to_string()
+    topo_dir().join(name).display().to_string()
 }
 
 #[test]

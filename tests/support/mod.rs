@@ -1,8 +1,16 @@
 //! Shared by the MPI test files (`tests/mpi.rs`, `tests/collectives.rs`,
 //! `tests/hierarchy.rs`): finding the freshly built plugin, installing it in a
-//! component directory, compiling a C checker, and spotting shared-memory
-//! segments a job left behind.
+//! component directory, compiling the C checker, the one mpirun launcher
+//! (`launch`), the checker's runs and summary (`checker`), and spotting
+//! shared-memory segments a job left behind.
 #![allow(dead_code)] // each test file uses its own subset
+
+mod checker;
+mod launch;
+
+pub use checker::*;
+#[allow(unused_imports)] // not every test file names the launcher
+pub use launch::*;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -58,10 +66,30 @@ fn replace(dst: &Path, make: impl FnOnce(&Path) -> Result<(), String>) -> Result
     fs::rename(&tmp, dst).map_err(|e| format!("rename to {}: {e}", dst.display()))
 }
 
+/// The C sources of `program`: every `tests/mpi/check_*.c` for the checker
+/// ([`CHECKER`]), `tests/mpi/<program>.c` for any other.
+fn sources_of(program: &str) -> Result<Vec<PathBuf>, String> {
+    let dir = repo().join("tests/mpi");
+    if program != CHECKER {
+        return Ok(vec![dir.join(format!("{program}.c"))]);
+    }
+    let mut sources: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("check_") && n.ends_with(".c"))
+        })
+        .collect();
+    sources.sort();
+    Ok(sources)
+}
+
 /// Installs the plugin (`$SHARM_PLUGIN`, or target/release, which must be
 /// newer than every source file: cargo test does not build it) as
-/// `<target>/<work>/components/mca_coll_sharm.so` and compiles
-/// `tests/mpi/<program>.c` into `<target>/<work>/<program>` without warnings.
+/// `<target>/<work>/components/mca_coll_sharm.so` and compiles `program`
+/// (see `sources_of`) into `<target>/<work>/<program>` without warnings.
 /// Returns the component directory and the program.
 pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> {
     let (plugin, check_age) = match std::env::var_os("SHARM_PLUGIN") {
@@ -91,13 +119,13 @@ pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> 
             .map(drop)
             .map_err(|e| format!("copy {}: {e}", plugin.display()))
     })?;
-    let source = repo().join("tests/mpi").join(format!("{program}.c"));
+    let sources = sources_of(program)?;
     let binary = work.join(program);
     replace(&binary, |tmp| {
         let out = Command::new("mpicc.openmpi")
             .args(["-O2", "-Wall", "-Wextra", "-Werror", "-o"])
             .arg(tmp)
-            .arg(&source)
+            .args(&sources)
             .output()
             .map_err(|e| format!("cannot run mpicc.openmpi: {e}"))?;
         if out.status.success() && out.stderr.is_empty() {
@@ -105,7 +133,11 @@ pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> 
         } else {
             Err(format!(
                 "mpicc.openmpi {} failed or warned:\n{}",
-                source.display(),
+                sources
+                    .iter()
+                    .map(|s| s.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
                 String::from_utf8_lossy(&out.stderr)
             ))
         }

@@ -1,0 +1,70 @@
+/*
+ * check_allgather.c: Allgather and Allgatherv, with and without
+ * MPI_IN_PLACE, every datatype pair; Allgatherv with irregular counts.
+ */
+#include "check_support.h"
+
+void t_allgather(const struct cinfo *c, const struct pair *pr, size_t units, int ip, uint64_t seed)
+{
+    const struct mtype *st = &mt[pr->st], *rt = &mt[pr->rt];
+    const int me = c->rank, p = c->size;
+    const size_t sn = units * (size_t) pr->smul, rn = units * (size_t) pr->rmul;
+    setctx(c, C_ALLGATHER, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=-%s", st->name, sn,
+           rt->name, rn, ip_str(ip));
+    struct buf sb, rb;
+    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
+    if (!ip) buf_put(&sb, 0, sn, stream(seed, me, -1), me, TO_BOTH);
+    buf_init(&rb, rt, rn * (size_t) p, SENTINEL, "receive buffer");
+    for (int j = 0; j < p; ++j) buf_put(&rb, (size_t) j * rn, rn, stream(seed, j, -1), j, ip && j == me ? TO_BOTH : TO_IMG);
+    enum expect e = expect_hier_call(c, (long long) (units * unit_bytes(pr) * (size_t) p), EX_SERVE);
+    struct snap s = pv_snap(C_ALLGATHER);
+    MPI_CHECK(MPI_Allgather(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), (int) rn, rt->dt,
+                            c->comm));
+    pv_check_full(C_ALLGATHER, s, e, 0, hier_for(c, units * unit_bytes(pr) * (size_t) p, 1));
+    buf_check(&sb);
+    buf_check(&rb);
+    buf_free(&sb);
+    buf_free(&rb);
+}
+
+void t_allgatherv(const struct cinfo *c, const struct pair *pr, size_t units, int ip, uint64_t seed)
+{
+    const struct mtype *st = &mt[pr->st], *rt = &mt[pr->rt];
+    const int me = c->rank, p = c->size;
+    int *rc = xmalloc(sizeof(int) * (size_t) p), *dis = xmalloc(sizeof(int) * (size_t) p);
+    long long sum = 0;
+    for (int j = 0; j < p; ++j) {
+        rc[j] = vcount(seed * 31 + (uint64_t) j, units) * pr->rmul;
+        sum += rc[j] / pr->rmul;
+    }
+    size_t total = vlayout(seed, p, rc, dis);
+    const size_t sn = (size_t) (rc[me] / pr->rmul) * (size_t) pr->smul;
+    setctx(c, C_ALLGATHERV, "sendtype=%s sendcount=%zu recvtype=%s recvcounts=%s displs=%s root=-%s", st->name,
+           sn, rt->name, ints(rc, p), ints(dis, p), ip_str(ip));
+    struct buf sb, rb;
+    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
+    if (!ip) buf_put(&sb, 0, sn, stream(seed, me, -1), me, TO_BOTH);
+    buf_init(&rb, rt, total, SENTINEL, "receive buffer");
+    for (int j = 0; j < p; ++j) {
+        buf_put(&rb, (size_t) dis[j], (size_t) rc[j], stream(seed, j, -1), j, ip && j == me ? TO_BOTH : TO_IMG);
+    }
+    enum expect e = expect_call(c, sum * (long long) unit_bytes(pr), EX_SERVE);
+    struct snap s = pv_snap(C_ALLGATHERV);
+    MPI_CHECK(MPI_Allgatherv(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), rc, dis, rt->dt,
+                             c->comm));
+    pv_check(C_ALLGATHERV, s, e);
+    buf_check(&sb);
+    buf_check(&rb);
+    buf_free(&sb);
+    buf_free(&rb);
+    free(rc);
+    free(dis);
+}
+
+void scenario_allgather(void)
+{
+    struct cinfo w = cinfo_of(MPI_COMM_WORLD);
+    run_flat(&w, t_allgather);
+    run_flat(&w, t_allgatherv);
+    cinfo_free(&w);
+}
