@@ -35,6 +35,7 @@ ALL_OPS="$SHORT_OPS,exscan,allgatherv,gatherv"
 OPS=""
 CONFIGS=""
 WITH_IMPI=1
+REQUIRE_IMPI=0
 METHOD=ours
 TIMEOUT=""
 BUDGET_MS=""
@@ -63,6 +64,8 @@ usage: ci/bench.sh [options]
                     into \$SHARM_IMPI_CACHE, default /var/cache/sharm/impi,
                     or target/impi-venv when that is not writable)
   --with-impi       accepted for old command lines (impi is the default)
+  --require-impi    stop (exit 2) instead of skipping when Intel MPI
+                    cannot be installed or run (for published figures)
   --method M        ours (default): fresh data every iteration, barrier
                     before each call; osu: OSU's loop (buffers reused, no
                     barrier before and MPI_Barrier after each call) with
@@ -95,6 +98,7 @@ while [ $# -gt 0 ]; do
         --configs) CONFIGS=${2:?}; shift ;;
         --with-impi) WITH_IMPI=1 ;;
         --without-impi) WITH_IMPI=0 ;;
+        --require-impi) WITH_IMPI=1; REQUIRE_IMPI=1 ;;
         --method) METHOD=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
         --budget-ms) BUDGET_MS=${2:?}; shift ;;
@@ -133,6 +137,7 @@ if [ -z "$CONFIGS" ]; then
     CONFIGS="sharm,sharm-hier,sharm-algos,tuned,sm,han,adapt,mpich"
     [ "$WITH_IMPI" = 1 ] && CONFIGS="$CONFIGS,impi"
 fi
+[ "$REQUIRE_IMPI" = 1 ] && [[ ",$CONFIGS," != *",impi,"* ]] && CONFIGS="$CONFIGS,impi"
 CONFIGS=${CONFIGS//sharm-algos/sharm-bcast-linear,sharm-bcast-knomial,sharm-reduce-linear,sharm-reduce-knomial,sharm-allreduce-linear,sharm-allreduce-knomial}
 IFS=, read -r -a CONFIG_LIST <<<"$CONFIGS"
 IFS=, read -r -a NP_LIST <<<"$NPS"
@@ -563,6 +568,9 @@ for c in "${CONFIG_LIST[@]}"; do
     fi
 done
 [ ${#ACTIVE[@]} -gt 0 ] || die "no configuration can run"
+if [ "$REQUIRE_IMPI" = 1 ] && [ "$IMPI_STATUS" != ok ]; then
+    die "--require-impi: Intel MPI is $IMPI_STATUS: $IMPI_REASON"
+fi
 
 # The machine's state (bench/machine_state.c): memcpy, cross-core copy
 # and line round trip on two threads pinned to the first two cores, and
