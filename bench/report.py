@@ -1,21 +1,32 @@
 #!/usr/bin/env python3
 """Turns the raw output of ci/bench.sh into tables, a CSV file and plots.
 
-usage: report.py OUT_DIR [--metric median|span]
+usage: report.py OUT_DIR [--metric median|span|osu]
+       report.py --state STATE_FILE [--sizes LIST]
 
 --metric picks the figure used in tables, ratios and plots: "median"
-(default: median over iterations of the slowest rank's call duration) or
-"span" (median over iterations of last exit - first entry across ranks).
+(default: median over iterations of the slowest rank's call duration),
+"span" (median over iterations of last exit - first entry across ranks)
+or "osu" (OSU's figure: mean over ranks of each rank's mean duration).
+
+--state prints the one-line summary of a machine-state file and the
+single-copy limit for each size of LIST (ci/bench.sh calls it when it has
+measured the state).
 
 Reads (all written by ci/bench.sh):
   OUT/results.txt   "config=<c> launch=<id> RESULT|WRONG|INFO ..." lines
   OUT/launches.txt  one "LAUNCH ..." line per MPI launch
   OUT/configs.txt   one "CONFIG name=... status=... reason=..." per config
-  OUT/memcpy.txt    "MEMCPY bytes=<n> gbps=<x>" lines
+  OUT/state-start.txt, OUT/state-end.txt
+                    bench/machine_state output (MEMCPY, LINE_RTT, XCOPY,
+                    P2P mech=cma|none lines) before and after the run
   OUT/meta.txt      machine / sweep description
 Writes:
   OUT/results.csv   op,np,bytes,config,median_us,min_us,mean_us,max_us,
-                    span_us,iters,status,runs
+                    span_us,osu_avg_us,iters,status,runs,method,limit_us,
+                    pct_of_limit, then the machine state at the start
+                    (state_* columns, the same on every row, so rows of
+                    runs in different states can be merged and told apart)
                     (status OK, WRONG, FAILED or TIMEOUT)
   OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
 
@@ -42,8 +53,27 @@ CONFIG_ORDER = [
     "sharm-allreduce-linear", "sharm-allreduce-knomial",
     "tuned", "sm", "han", "adapt", "mpich", "impi",
 ]
-CSV_FIELDS = ["op", "np", "bytes", "config", "median_us", "min_us",
-              "mean_us", "max_us", "span_us", "iters", "status", "runs"]
+# Fields of one aggregated result; the CSV adds the derived and state
+# columns after them.
+RESULT_FIELDS = ["op", "np", "bytes", "config", "median_us", "min_us",
+                 "mean_us", "max_us", "span_us", "osu_avg_us", "iters",
+                 "status", "runs"]
+# Machine state in the CSV: (column, kind, key) read from state-start.txt.
+STATE_COLUMNS = [
+    ("state_memcpy_64k_gbps", "memcpy", 64 << 10),
+    ("state_memcpy_4m_gbps", "memcpy", 4 << 20),
+    ("state_memcpy_64m_gbps", "memcpy", 64 << 20),
+    ("state_line_rtt_ns", "rtt", None),
+    ("state_xcopy_1m_gbps", "xcopy", 1 << 20),
+    ("state_xcopy_4m_gbps", "xcopy", 4 << 20),
+    ("state_xcopy_16m_gbps", "xcopy", 16 << 20),
+    ("state_p2p_2copy_1m_gbps", "p2p", ("none", 1 << 20)),
+    ("state_p2p_2copy_4m_gbps", "p2p", ("none", 4 << 20)),
+    ("state_p2p_cma_1m_gbps", "p2p", ("cma", 1 << 20)),
+    ("state_p2p_cma_4m_gbps", "p2p", ("cma", 4 << 20)),
+]
+CSV_FIELDS = (RESULT_FIELDS + ["method", "limit_us", "pct_of_limit"]
+              + [c for c, _, _ in STATE_COLUMNS])
 # Worst status wins when a row aggregates several launches.
 STATUS_RANK = {"OK": 0, "FAILED": 1, "TIMEOUT": 2, "WRONG": 3}
 
@@ -104,7 +134,7 @@ def aggregate(runs):
     max of maxes.  Any non-OK launch makes the whole row non-OK (a config
     that fails or is wrong only sometimes must not look healthy)."""
     first = runs[0]
-    row = {f: "" for f in CSV_FIELDS}
+    row = {f: "" for f in RESULT_FIELDS}
     row.update(op=first["op"], np=first["np"], bytes=first["bytes"],
                config=first["config"], runs=len(runs))
     row["status"] = max((r["status"] for r in runs),
@@ -118,6 +148,7 @@ def aggregate(runs):
 
     med = med_of("median_us")
     span = med_of("span_us") if all(r["span_us"] for r in runs) else None
+    osu = med_of("osu_avg_us") if all(r["osu_avg_us"] for r in runs) else None
     iters = [int(r["iters"]) for r in runs]
     mean = (sum(float(r["mean_us"]) * i for r, i in zip(runs, iters))
             / sum(iters))
@@ -126,12 +157,13 @@ def aggregate(runs):
                mean_us=f"{mean:.3f}",
                max_us=f"{max(float(r['max_us']) for r in runs):.3f}",
                span_us="" if span is None else f"{span:.3f}",
+               osu_avg_us="" if osu is None else f"{osu:.3f}",
                iters=sum(iters))
     return row
 
 
 def load(out):
-    """Returns (rows, wrongs, launches, configs, memcpy, infos)."""
+    """Returns (rows, wrongs, launches, configs, infos)."""
     per_launch = {}    # (op, np, bytes, config, launch) -> row dict
     wrongs = []        # WRONG detail lines (dicts)
     infos = {}         # config -> library string
@@ -139,7 +171,7 @@ def load(out):
         kv = parse_kv(line)
         if " RESULT " in line:
             key = (kv["op"], int(kv["np"]), int(kv["bytes"]), kv["config"])
-            row = {f: kv.get(f, "") for f in CSV_FIELDS}
+            row = {f: kv.get(f, "") for f in RESULT_FIELDS}
             row.update(op=key[0], np=key[1], bytes=key[2], config=key[3])
             per_launch[key + (kv["launch"],)] = row
         elif " WRONG " in line:
@@ -162,7 +194,7 @@ def load(out):
         for op, b in wanted:
             key = (op, np_, b, la["config"], la["launch"])
             if key not in per_launch:
-                per_launch[key] = {f: "" for f in CSV_FIELDS}
+                per_launch[key] = {f: "" for f in RESULT_FIELDS}
                 per_launch[key].update(op=op, np=np_, bytes=b,
                                        config=la["config"], status=status)
 
@@ -173,15 +205,11 @@ def load(out):
 
     configs = [parse_kv(l) for l in
                read_lines(os.path.join(out, "configs.txt"))]
-    memcpy = {}
-    for line in read_lines(os.path.join(out, "memcpy.txt")):
-        kv = parse_kv(line)
-        if line.startswith("MEMCPY"):
-            memcpy[int(kv["bytes"])] = float(kv["gbps"])
-    return rows, wrongs, launches, configs, memcpy, infos
+    return rows, wrongs, launches, configs, infos
 
 
-METRIC = "median_us"   # or "span_us" (--metric span)
+METRIC = "median_us"   # or "span_us" / "osu_avg_us" (--metric)
+METRIC_NAMES = {"median": "median_us", "span": "span_us", "osu": "osu_avg_us"}
 
 
 def value_of(row, field):
@@ -208,7 +236,65 @@ def skew_flattered(row):
             and span > 2 * med + 1.0)
 
 
-# -------------------------------------------------------------- copy limit
+# ----------------------------------------------------- machine state, limit
+
+def read_state(path):
+    """Parses a bench/machine_state file (see ci/bench.sh measure_state):
+    {"memcpy": {bytes: GB/s}, "xcopy": {bytes: GB/s}, "rtt": ns,
+     "p2p": {(mech, bytes): GB/s}, "failed": [part, ...], "date": str}.
+    None when the file does not exist."""
+    if not os.path.exists(path):
+        return None
+    st = {"memcpy": {}, "xcopy": {}, "rtt": None, "p2p": {}, "failed": [],
+          "date": ""}
+    for line in read_lines(path):
+        kv = parse_kv(line)
+        try:
+            if line.startswith("MEMCPY "):
+                st["memcpy"][int(kv["bytes"])] = float(kv["gbps"])
+            elif line.startswith("XCOPY "):
+                st["xcopy"][int(kv["bytes"])] = float(kv["gbps"])
+            elif line.startswith("LINE_RTT "):
+                st["rtt"] = float(kv["ns"])
+            elif line.startswith("P2P "):
+                st["p2p"][(kv["mech"], int(kv["bytes"]))] = float(kv["gbps"])
+            elif line.startswith("FAILED "):
+                st["failed"].append(kv.get("part", "?"))
+            elif line.startswith("PHASE "):
+                st["date"] = kv.get("date", "")
+        except (KeyError, ValueError):
+            st["failed"].append(f"unreadable line {line!r}")
+    return st
+
+
+def state_value(st, kind, key):
+    if st is None:
+        return None
+    if kind == "rtt":
+        return st["rtt"]
+    return st[kind].get(key)
+
+
+def fmt_gbps(v):
+    return "?" if v is None else (f"{v:.1f}" if v < 100 else f"{v:.0f}")
+
+
+def state_summary(st):
+    """The one-line summary README figures can name."""
+    def series(kind, sizes, mech=None):
+        keys = [(mech, b) if mech else b for b in sizes]
+        return ("/".join(fmt_size(b) for b in sizes) + " "
+                + "/".join(fmt_gbps(st[kind].get(k)) for k in keys) + " GB/s")
+    rtt = "?" if st["rtt"] is None else f"{st['rtt']:.0f}"
+    line = ("state: memcpy " + series("memcpy", [64 << 10, 4 << 20, 64 << 20])
+            + f", line RTT {rtt} ns"
+            + ", cross-core copy " + series("xcopy", [1 << 20, 4 << 20, 16 << 20])
+            + ", p2p 2-copy " + series("p2p", [1 << 20, 4 << 20], "none")
+            + ", CMA " + series("p2p", [1 << 20, 4 << 20], "cma"))
+    if st["failed"]:
+        line += " (FAILED: " + ", ".join(st["failed"]) + ")"
+    return line
+
 
 def vblock(n, r):
     """Rank r's block in Allgatherv/Gatherv (as in sharm_bench.c)."""
@@ -230,14 +316,50 @@ def reader_bytes(op, n, np_):
     return n   # bcast, scatter, reduce, allreduce, scan, exscan
 
 
-def copy_limit_us(op, n, np_, memcpy):
-    """Time to memcpy the bytes one reader must receive, using the memcpy
-    bandwidth measured at the size nearest (in log scale)."""
-    need = reader_bytes(op, n, np_)
-    if not memcpy or need <= 0:
+def single_copy_us(nbytes, xcopy):
+    """The single-copy limit: time for the receiver to copy nbytes written
+    by another core, at the cross-core copy bandwidth measured at the size
+    nearest (in log scale)."""
+    if not xcopy or nbytes <= 0:
         return None
-    ref = min(memcpy, key=lambda s: abs(math.log(s) - math.log(need)))
-    return need / (memcpy[ref] * 1e9) * 1e6
+    ref = min(xcopy, key=lambda s: abs(math.log(s) - math.log(nbytes)))
+    return nbytes / (xcopy[ref] * 1e9) * 1e6
+
+
+def limit_us(op, n, np_, xcopy):
+    """Single-copy limit of one (op, size, np): the busiest reader's bytes
+    copied once at the cross-core bandwidth."""
+    return single_copy_us(reader_bytes(op, n, np_), xcopy)
+
+
+def drift(start, end):
+    """Figures that changed by more than 25% between the two state
+    measurements: [(name, before, after)]."""
+    out = []
+    if start is None or end is None:
+        return out
+    for col, kind, key in STATE_COLUMNS:
+        a, b = state_value(start, kind, key), state_value(end, kind, key)
+        if a and b and not 0.8 <= b / a <= 1.25:
+            out.append((col[len("state_"):], a, b))
+    return out
+
+
+def state_main(path, sizes):
+    st = read_state(path)
+    if st is None:
+        print(f"report: no state file {path}")
+        return 1
+    print("bench: " + state_summary(st))
+    if sizes:
+        lim = [(n, single_copy_us(n, st["xcopy"])) for n in sizes
+               if n >= 64 << 10]
+        lim = [(n, v) for n, v in lim if v is not None]
+        if lim:
+            print("bench: single-copy limit (receiver copies n bytes at the "
+                  "cross-core copy bandwidth): " + ", ".join(
+                      f"{fmt_size(n)} {fmt_us(v)} us" for n, v in lim))
+    return 1 if st["failed"] else 0
 
 
 # ----------------------------------------------------------------- tables
@@ -257,7 +379,7 @@ def ratio(a, b):
     return f"{a / b:.2f}"
 
 
-def print_table(op, np_, rows, memcpy):
+def print_table(op, np_, rows, xcopy):
     sel = {k: r for k, r in rows.items() if k[0] == op and k[1] == np_}
     if not sel:
         return
@@ -266,16 +388,18 @@ def print_table(op, np_, rows, memcpy):
     others = [c for c in configs if not is_sharm(c)]
     show_copy = op != "barrier" and any(s >= 1 << 20 for s in sizes)
 
-    # copy-lim goes right next to sharm's figure (or first, without sharm)
+    show_copy = show_copy and bool(xcopy)
+    # 1copy-lim (and sharm's % of it) go right next to sharm's figure (or
+    # first, without sharm)
     copy_after = "sharm" if "sharm" in configs else None
     head = ["size"]
     if show_copy and copy_after is None:
-        head.append("copy-lim")
+        head.append("1copy-lim")
     for c in configs:
         # the table is per op: "sharm-bcast-linear" -> "sharm-linear"
         head.append(c.replace(f"sharm-{op}-", "sharm-"))
         if c == copy_after and show_copy:
-            head.append("copy-lim")
+            head += ["1copy-lim", "%lim"]
     if "sharm" in configs and "tuned" in configs:
         head.append("sharm/tuned")
     if "sharm" in configs and others:
@@ -283,15 +407,15 @@ def print_table(op, np_, rows, memcpy):
     lines = []
     for b in sizes:
         line = ["-" if op == "barrier" else fmt_size(b)]
-        cl = copy_limit_us(op, b, np_, memcpy) if b >= 1 << 20 else None
-        cl = fmt_us(cl) if cl else ""
+        lim = limit_us(op, b, np_, xcopy) if b >= 1 << 20 else None
+        s = median_of(sel.get((op, np_, b, "sharm")))
         if show_copy and copy_after is None:
-            line.append(cl)
+            line.append(fmt_us(lim) if lim else "")
         for c in configs:
             line.append(cell(sel.get((op, np_, b, c))))
             if c == copy_after and show_copy:
-                line.append(cl)
-        s = median_of(sel.get((op, np_, b, "sharm")))
+                line.append(fmt_us(lim) if lim else "")
+                line.append(f"{100 * lim / s:.0f}%" if lim and s else "")
         if "sharm" in configs and "tuned" in configs:
             line.append(ratio(s, median_of(sel.get((op, np_, b, "tuned")))))
         if "sharm" in configs and others:
@@ -306,7 +430,8 @@ def print_table(op, np_, rows, memcpy):
 
     widths = [max(len(r[i]) for r in [head] + lines)
               for i in range(len(head))]
-    what = "median" if METRIC == "median_us" else "span"
+    what = {"median_us": "median", "span_us": "span",
+            "osu_avg_us": "OSU-style rank-average"}[METRIC]
     print(f"\n== {op}  np={np_}  ({what} latency, us; lower is better)")
     if op in ("allgatherv", "gatherv"):
         print("  size = nominal block n; rank r contributes "
@@ -315,6 +440,10 @@ def print_table(op, np_, rows, memcpy):
         print("  size = each rank's result block")
     for r in [head] + lines:
         print("  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip())
+    if show_copy:
+        print("  1copy-lim = single-copy limit (busiest reader's bytes at the "
+              "cross-core copy bandwidth)"
+              + ("; %lim = 1copy-lim / sharm" if copy_after else ""))
     if any(skew_flattered(r) for r in sel.values()):
         print("  * span (first entry -> last exit) > 2x this figure: ranks "
               "left the barrier far apart and found data ready; compare "
@@ -406,8 +535,15 @@ def write_plots(out, rows):
 
 # ------------------------------------------------------------------- main
 
-def write_csv(out, rows):
+def write_csv(out, rows, state, method):
+    """One row per (op, np, bytes, config) with its single-copy limit, the
+    metric's % of it, the loop method and the machine state at the start."""
     path = os.path.join(out, "results.csv")
+    xcopy = state["xcopy"] if state else {}
+    fixed = {"method": method}
+    for col, kind, key in STATE_COLUMNS:
+        v = state_value(state, kind, key)
+        fixed[col] = "" if v is None else f"{v:.3f}" if kind != "rtt" else f"{v:.1f}"
     ordered = sorted(rows.values(), key=lambda r: (
         OPS.index(r["op"]) if r["op"] in OPS else 99, r["np"], r["bytes"],
         config_key(r["config"])))
@@ -415,22 +551,42 @@ def write_csv(out, rows):
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         w.writeheader()
         for r in ordered:
-            w.writerow({k: r.get(k, "") for k in CSV_FIELDS})
+            row = {k: r.get(k, "") for k in RESULT_FIELDS}
+            row.update(fixed)
+            # below 64 KiB latency, not bandwidth, bounds a collective
+            lim = (limit_us(r["op"], int(r["bytes"]), int(r["np"]), xcopy)
+                   if int(r["bytes"]) >= 64 << 10 else None)
+            v = median_of(r)
+            if lim:
+                row["limit_us"] = f"{lim:.3f}"
+                if v:
+                    row["pct_of_limit"] = f"{100 * lim / v:.1f}"
+            w.writerow(row)
     return path
 
 
 def main():
     global METRIC
     args = sys.argv[1:]
-    if len(args) == 3 and args[1] == "--metric" and args[2] in ("median",
-                                                                "span"):
-        METRIC = args[2] + "_us"
+    if args[:1] == ["--state"] and len(args) in (2, 4):
+        sizes = []
+        if len(args) == 4 and args[2] == "--sizes":
+            sizes = [parse_size(x) for x in args[3].split(",") if x]
+        elif len(args) == 4:
+            print(__doc__)
+            return 2
+        return state_main(args[1], sizes)
+    if len(args) == 3 and args[1] == "--metric" and args[2] in METRIC_NAMES:
+        METRIC = METRIC_NAMES[args[2]]
         args = args[:1]
     if len(args) != 1:
         print(__doc__)
         return 2
     out = args[0]
-    rows, wrongs, launches, configs, memcpy, infos = load(out)
+    rows, wrongs, launches, configs, infos = load(out)
+    state = read_state(os.path.join(out, "state-start.txt"))
+    state_end = read_state(os.path.join(out, "state-end.txt"))
+    xcopy = state["xcopy"] if state else {}
 
     meta = read_lines(os.path.join(out, "meta.txt"))
     print("\n#### sharm collective benchmark")
@@ -439,17 +595,27 @@ def main():
     for c in sorted(infos, key=config_key):
         if c in ("sharm", "tuned", "mpich", "impi"):
             print(f"  {c}: {infos[c]}")
-    if memcpy:
-        print("  single-core memcpy bandwidth: " + ", ".join(
-            f"{fmt_size(b)}: {g:.1f} GB/s" for b, g in sorted(memcpy.items())))
-        print("  copy-lim = bytes the busiest reader must receive / memcpy "
-              "bandwidth (a rough floor for sizes >= 1M)")
+    method = "ours"
+    for line in meta:
+        m = re.search(r"\bmethod=(\w+)", line)
+        if m:
+            method = m.group(1)
+    if state:
+        print("  at start: " + state_summary(state))
+    else:
+        print("  machine state: not measured (no state-start.txt)")
+    if state_end:
+        print("  at end:   " + state_summary(state_end))
+    changed = drift(state, state_end)
+    if changed:
+        print("  WARNING: the machine's state changed during the run: "
+              + ", ".join(f"{n} {a:.1f} -> {b:.1f}" for n, a, b in changed))
 
     for op in OPS:
         for np_ in sorted({k[1] for k in rows if k[0] == op}):
-            print_table(op, np_, rows, memcpy)
+            print_table(op, np_, rows, xcopy)
 
-    csv_path = write_csv(out, rows)
+    csv_path = write_csv(out, rows, state, method)
     print(f"\nCSV: {csv_path}")
     pngs = write_plots(out, rows)
     if pngs:

@@ -45,15 +45,32 @@
  *    times and errors) is point-to-point on a duplicated communicator, so
  *    the component under test is used only by the measured calls.
  *
- * `--memcpy` runs a single-core memcpy bandwidth test instead (no MPI
- * initialisation), printing "MEMCPY bytes=<n> gbps=<GB/s>" lines.
+ * The method above is the default.  For lining results up with the OSU
+ * micro-benchmarks, two launch options switch to OSU's way of running the
+ * loop (see bench/README.md, "Comparing with OSU"):
+ *  - `--data reuse`: the send buffers are filled once per (op, size) and
+ *    then reused unchanged, as OSU does; results are checked on the
+ *    unmeasured probe iterations and on the last measured one only, so the
+ *    checker does not pull buffers into its cache between timed calls.
+ *  - `--sync osu`: no barrier before the call; MPI_Barrier on
+ *    MPI_COMM_WORLD (the component under test) after it, as OSU does.
+ *  - `--osu` sets both.
+ * Every RESULT line also carries osu_avg_us, OSU's statistic: each rank's
+ * mean duration over the measured iterations, averaged over ranks.
+ *
+ * The INFO line names each rank's CPU binding (sched_getaffinity), so a
+ * run shows whether every configuration was really pinned.
+ *
+ * Machine-state probes (memcpy, cross-core copy, line latency,
+ * point-to-point bandwidth) live in machine_state.c.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getaffinity */
 
 #include <mpi.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +106,8 @@ typedef struct {
     int min_iters, max_iters;
     int max_warmup;
     int root;
-    int memcpy_mode;
+    int reuse;                    /* --data reuse: OSU's buffer reuse */
+    int sync_osu;                 /* --sync osu: MPI_Barrier after the call */
     unsigned inject_mask;         /* ops whose results are corrupted */
 } options_t;
 
@@ -108,7 +126,11 @@ static void usage(FILE *f)
         "  --max-iters N     maximum measured iterations (default 1000)\n"
         "  --max-warmup N    maximum warm-up iterations (default 20)\n"
         "  --root R          root rank for rooted collectives (default 0)\n"
-        "  --memcpy          single-core memcpy bandwidth test, no MPI\n"
+        "  --data fresh|reuse  fresh: new pattern before every iteration\n"
+        "                    (default); reuse: fill once per (op,size) as OSU\n"
+        "  --sync pre|osu    pre: point-to-point barrier before each call\n"
+        "                    (default); osu: MPI_Barrier after each call\n"
+        "  --osu             same as --data reuse --sync osu\n"
         "  --inject-wrong LIST self-test only: corrupt the result of these\n"
         "                    ops on one rank after each call (must be\n"
         "                    reported WRONG)\n");
@@ -195,7 +217,10 @@ static int parse_options(int argc, char **argv, options_t *o)
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
         int bad = 0, budget_ms = 0;
-        if (strcmp(a, "--memcpy") == 0) { o->memcpy_mode = 1; continue; }
+        if (strcmp(a, "--osu") == 0) {
+            o->reuse = o->sync_osu = 1;
+            continue;
+        }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             exit(0);
@@ -219,7 +244,13 @@ static int parse_options(int argc, char **argv, options_t *o)
             bad = parse_int_arg(v, 0, &o->max_warmup);
         else if (strcmp(a, "--root") == 0)
             bad = parse_int_arg(v, 0, &o->root);
-        else if (strcmp(a, "--inject-wrong") == 0)
+        else if (strcmp(a, "--data") == 0) {
+            bad = strcmp(v, "fresh") != 0 && strcmp(v, "reuse") != 0;
+            o->reuse = strcmp(v, "reuse") == 0;
+        } else if (strcmp(a, "--sync") == 0) {
+            bad = strcmp(v, "pre") != 0 && strcmp(v, "osu") != 0;
+            o->sync_osu = strcmp(v, "osu") == 0;
+        } else if (strcmp(a, "--inject-wrong") == 0)
             bad = parse_ops(v, &o->inject_mask);
         else {
             fprintf(stderr, "sharm_bench: unknown option %s\n", a);
@@ -238,7 +269,7 @@ static int parse_options(int argc, char **argv, options_t *o)
 }
 
 /* ------------------------------------------------------------------ */
-/* memcpy bandwidth (no MPI)                                           */
+/* Time                                                                */
 /* ------------------------------------------------------------------ */
 
 static double now_s(void)
@@ -252,60 +283,6 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
-}
-
-static volatile unsigned char memcpy_sink;
-
-/* Median bandwidth (bytes/s) of memcpy of `n` bytes on the calling core.
- * Each sample copies at least 16 MiB so timer resolution is irrelevant;
- * samples are taken for ~0.3 s. */
-static double memcpy_bandwidth(size_t n)
-{
-    enum { MAX_SAMPLES = 256 };
-    unsigned char *src = malloc(n), *dst = malloc(n);
-    double bw[MAX_SAMPLES];
-    int ns = 0;
-
-    if (!src || !dst) {
-        free(src);
-        free(dst);
-        return 0.0;
-    }
-    memset(src, 0x5a, n);
-    memset(dst, 0, n);
-    size_t batch = (16u << 20) / n;
-    if (batch < 1)
-        batch = 1;
-    memcpy(dst, src, n); /* warm-up */
-
-    double start = now_s();
-    while (ns < MAX_SAMPLES && (ns < 5 || now_s() - start < 0.3)) {
-        src[ns % n] ^= 1; /* change the source between samples */
-        double t0 = now_s();
-        for (size_t b = 0; b < batch; b++)
-            memcpy(dst, src, n);
-        double t1 = now_s();
-        memcpy_sink ^= dst[(size_t)ns % n];
-        bw[ns++] = (double)(n * batch) / (t1 - t0);
-    }
-    qsort(bw, (size_t)ns, sizeof bw[0], cmp_double);
-    free(src);
-    free(dst);
-    return bw[ns / 2];
-}
-
-static int run_memcpy_mode(void)
-{
-    static const size_t sizes[] = { 64u << 10, 4u << 20, 64u << 20 };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        double bw = memcpy_bandwidth(sizes[i]);
-        if (bw <= 0.0) {
-            fprintf(stderr, "sharm_bench: memcpy test allocation failed\n");
-            return 1;
-        }
-        printf("MEMCPY bytes=%zu gbps=%.3f\n", sizes[i], bw / 1e9);
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -827,28 +804,46 @@ static void op_corrupt(ctx_t *c)
 
 typedef struct {
     unsigned inject_mask;     /* ops to corrupt (self-test) */
+    int reuse, sync_osu;      /* OSU-style loop (see the file comment) */
     unsigned iter;            /* global pattern counter, same on all ranks */
+    unsigned pattern;         /* --data reuse: this (op, size)'s pattern */
+    int prepared;             /* --data reuse: buffers hold `pattern` */
     int wrong;                /* this rank saw a wrong result */
     char detail[DETAIL_LEN];  /* first problem seen by this rank */
 } run_state_t;
 
-/* One iteration: prepare, fixed barrier, timed call, check.
+/* One iteration: prepare, fixed barrier, timed call, check (when `check`
+ * is set).  Default method: fresh data and the point-to-point barrier
+ * before the call; OSU's (st->reuse, st->sync_osu): data written once per
+ * (op, size) and MPI_Barrier after the call.
  * Stores the call's entry and exit times (CLOCK_MONOTONIC, seconds) in
  * stamp[0] and stamp[1]. */
-static void one_iteration(ctx_t *c, run_state_t *st, double stamp[2])
+static void one_iteration(ctx_t *c, run_state_t *st, double stamp[2],
+                          int check)
 {
-    unsigned iter = st->iter++;
-    op_prepare(c, iter);
-    ctl_barrier();
+    unsigned iter;
+    if (st->reuse) {
+        iter = st->pattern;
+        if (!st->prepared)
+            op_prepare(c, iter);
+        st->prepared = 1;
+    } else {
+        iter = st->iter++;
+        op_prepare(c, iter);
+    }
+    if (!st->sync_osu)
+        ctl_barrier();
     double t0 = now_s();
     int rc = op_execute(c);
     double t1 = now_s();
+    if (st->sync_osu)
+        MPI_Barrier(MPI_COMM_WORLD);
     stamp[0] = t0;
     stamp[1] = t1;
     if (st->inject_mask & (1u << c->op))
         op_corrupt(c);
-    if (st->wrong)
-        return; /* already reported; skip further checking */
+    if (st->wrong || (!check && rc == MPI_SUCCESS))
+        return; /* already reported, or not checked this time */
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -875,9 +870,10 @@ static int clamp_int(double v, int lo, int hi)
 
 /* Rank 0 collects everybody's per-iteration (entry, exit) stamps and
  * computes per iteration: dur[i] = max over ranks of exit - entry, and
- * span[i] = max over ranks of exit - min over ranks of entry. */
+ * span[i] = max over ranks of exit - min over ranks of entry; and OSU's
+ * figure, *rank_avg = mean over ranks of each rank's mean duration. */
 static void collect_times(const double *stamps, double *dur, double *span,
-                          int iters)
+                          int iters, double *rank_avg)
 {
     if (g_rank != 0) {
         MPI_Send(stamps, 2 * iters, MPI_DOUBLE, 0, TAG_TIMES, ctl_comm);
@@ -888,16 +884,19 @@ static void collect_times(const double *stamps, double *dur, double *span,
     double *tmp = malloc((size_t)iters * 2 * sizeof *tmp);
     if (!first || !last || !tmp)
         MPI_Abort(MPI_COMM_WORLD, 2);
+    double sum = 0.0;
     for (int i = 0; i < iters; i++) {
         first[i] = stamps[2 * i];
         last[i] = stamps[2 * i + 1];
         dur[i] = last[i] - first[i];
+        sum += dur[i];
     }
     for (int r = 1; r < g_np; r++) {
         MPI_Recv(tmp, 2 * iters, MPI_DOUBLE, r, TAG_TIMES, ctl_comm,
                  MPI_STATUS_IGNORE);
         for (int i = 0; i < iters; i++) {
             double t0 = tmp[2 * i], t1 = tmp[2 * i + 1];
+            sum += t1 - t0;
             if (t1 - t0 > dur[i])
                 dur[i] = t1 - t0;
             if (t0 < first[i])
@@ -908,6 +907,9 @@ static void collect_times(const double *stamps, double *dur, double *span,
     }
     for (int i = 0; i < iters; i++)
         span[i] = last[i] - first[i];
+    /* every rank ran `iters` iterations, so the mean of the per-rank means
+     * is the mean of all durations */
+    *rank_avg = sum / ((double)iters * g_np);
     free(first);
     free(last);
     free(tmp);
@@ -951,17 +953,19 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     ctx_setup(&c);
     st->wrong = 0;
     st->detail[0] = 0;
+    st->pattern = st->iter++;
+    st->prepared = 0;
 
     /* Probe: the first iteration absorbs one-time costs (first use of the
      * communicator, segment mapping); the median wall time of the next
      * three (including pattern writing and checking) estimates the cost
      * of one iteration, robust against a single descheduling hiccup. */
     double stamp[2];
-    one_iteration(&c, st, stamp);
+    one_iteration(&c, st, stamp, 1);
     double probe[3];
     for (int i = 0; i < 3; i++) {
         double w0 = now_s();
-        one_iteration(&c, st, stamp);
+        one_iteration(&c, st, stamp, 1);
         probe[i] = now_s() - w0;
     }
     qsort(probe, 3, sizeof probe[0], cmp_double);
@@ -973,19 +977,24 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     int warmup = clamp_int(0.1 * o->budget_s / est, 0, o->max_warmup);
     int iters = clamp_int(0.9 * o->budget_s / est, o->min_iters, o->max_iters);
 
+    /* With reused data only the probe and the last measured iteration
+     * are checked (see the file comment). */
     for (int i = 0; i < warmup; i++)
-        one_iteration(&c, st, stamp);
+        one_iteration(&c, st, stamp, !st->reuse);
 
     double *stamps = malloc((size_t)iters * 2 * sizeof *stamps);
     double *tmax = malloc((size_t)iters * sizeof *tmax);
     double *span = malloc((size_t)iters * sizeof *span);
     if (!stamps || !tmax || !span)
         MPI_Abort(MPI_COMM_WORLD, 2);
+    if (st->sync_osu)
+        MPI_Barrier(MPI_COMM_WORLD); /* OSU: one barrier before the loop */
     for (int i = 0; i < iters; i++)
-        one_iteration(&c, st, &stamps[2 * i]);
+        one_iteration(&c, st, &stamps[2 * i], !st->reuse || i == iters - 1);
     ctx_free(&c);
 
-    collect_times(stamps, tmax, span, iters);
+    double rank_avg = 0.0;
+    collect_times(stamps, tmax, span, iters, &rank_avg);
     int any_wrong = ctl_max(st->wrong) > 0.0;
     if (any_wrong)
         report_wrong(st, op_names[op], bytes);
@@ -1000,9 +1009,11 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
                 sum += tmax[i];
             double med = median(tmax, iters); /* sorts tmax */
             printf("median_us=%.3f min_us=%.3f mean_us=%.3f max_us=%.3f "
-                   "span_us=%.3f iters=%d warmup=%d status=OK\n", med * 1e6,
-                   tmax[0] * 1e6, sum / iters * 1e6, tmax[iters - 1] * 1e6,
-                   median(span, iters) * 1e6, iters, warmup + 4);
+                   "span_us=%.3f osu_avg_us=%.3f iters=%d warmup=%d "
+                   "status=OK\n", med * 1e6, tmax[0] * 1e6,
+                   sum / iters * 1e6, tmax[iters - 1] * 1e6,
+                   median(span, iters) * 1e6, rank_avg * 1e6, iters,
+                   warmup + 4);
         }
         fflush(stdout);
     }
@@ -1012,9 +1023,36 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     return any_wrong;
 }
 
-/* Prints the MPI library identification (first line only). */
+enum { BIND_LEN = 64 };
+
+/* This process's allowed CPUs as "0" or "0,1" ("all" with none missing
+ * out of the machine's online CPUs would hide nothing, so it is listed). */
+static void my_binding(char out[BIND_LEN])
+{
+    cpu_set_t set;
+    size_t len = 0;
+    out[0] = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        snprintf(out, BIND_LEN, "?");
+        return;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE && len + 8 < BIND_LEN; cpu++)
+        if (CPU_ISSET(cpu, &set))
+            len += (size_t)snprintf(out + len, BIND_LEN - len, "%s%d",
+                                    len ? "," : "", cpu);
+}
+
+/* Called on all ranks; rank 0 prints the MPI library identification
+ * (first line only), the loop method and every rank's CPU binding
+ * ("0;1": rank 0 on cpu 0, rank 1 on cpu 1). */
 static void print_info(const options_t *o)
 {
+    char mine[BIND_LEN];
+    my_binding(mine);
+    if (g_rank != 0) {
+        MPI_Send(mine, BIND_LEN, MPI_CHAR, 0, TAG_DETAIL, ctl_comm);
+        return;
+    }
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(lib, &len);
@@ -1022,8 +1060,18 @@ static void print_info(const options_t *o)
     for (char *s = lib; *s; s++)
         if (*s == '"')
             *s = '\'';
-    printf("INFO np=%d root=%d budget_ms=%.0f library=\"%s\"\n", g_np,
-           o->root, o->budget_s * 1e3, lib);
+    printf("INFO np=%d root=%d budget_ms=%.0f data=%s sync=%s library=\"%s\" "
+           "binding=\"%s", g_np, o->root, o->budget_s * 1e3,
+           o->reuse ? "reuse" : "fresh", o->sync_osu ? "osu" : "pre", lib,
+           mine);
+    for (int r = 1; r < g_np; r++) {
+        char b[BIND_LEN];
+        MPI_Recv(b, BIND_LEN, MPI_CHAR, r, TAG_DETAIL, ctl_comm,
+                 MPI_STATUS_IGNORE);
+        b[BIND_LEN - 1] = 0;
+        printf(";%s", b);
+    }
+    printf("\"\n");
     fflush(stdout);
 }
 
@@ -1032,8 +1080,6 @@ int main(int argc, char **argv)
     options_t o;
     if (parse_options(argc, argv, &o) != 0)
         return 2;
-    if (o.memcpy_mode)
-        return run_memcpy_mode();
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -1048,10 +1094,10 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (g_rank == 0)
-        print_info(&o);
+    print_info(&o);
 
-    run_state_t st = { .inject_mask = o.inject_mask };
+    run_state_t st = { .inject_mask = o.inject_mask, .reuse = o.reuse,
+                       .sync_osu = o.sync_osu };
     int wrong = 0;
     /* Barrier has no message size: measured once, reported as bytes=0. */
     if (o.ops_mask & (1u << OP_BARRIER))

@@ -13,6 +13,18 @@
 #  4. inject: every sized op corrupted at np=3: every row WRONG (each op's
 #             own check catches it).
 #  5. hier:   sharm-hier (plugin only) runs at np=4 and is skipped at np=2.
+#  6. state:  the machine state of run 1: the summary line was printed,
+#             state-start.txt and state-end.txt hold every probe (memcpy,
+#             line RTT, cross-core copy, p2p with CMA and with two copies)
+#             with plausible values, and every CSV row carries the state
+#             and, from 64 KiB, the single-copy limit.
+#  7. impi:   Intel MPI (installed from PyPI unless cached) runs every op
+#             OK, identifies itself and has its ranks pinned one per core.
+#             SKIP, loudly, only when pip cannot install impi-rt; any
+#             other failure is a FAIL.
+#  8. osu:    --method osu: the launch runs OSU's loop (reused buffers,
+#             MPI_Barrier after the call), rows carry osu_avg_us and
+#             method=osu, and an injected wrong result is still caught.
 #
 # Last line: "bench-selftest: N passed, M failed"; exit 1 if any failed.
 set -u -o pipefail
@@ -33,7 +45,13 @@ check_csv() {
 import csv, sys
 path, configs, per_config = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 header = ["op", "np", "bytes", "config", "median_us", "min_us", "mean_us",
-          "max_us", "span_us", "iters", "status", "runs"]
+          "max_us", "span_us", "osu_avg_us", "iters", "status", "runs",
+          "method", "limit_us", "pct_of_limit",
+          "state_memcpy_64k_gbps", "state_memcpy_4m_gbps",
+          "state_memcpy_64m_gbps", "state_line_rtt_ns", "state_xcopy_1m_gbps",
+          "state_xcopy_4m_gbps", "state_xcopy_16m_gbps",
+          "state_p2p_2copy_1m_gbps", "state_p2p_2copy_4m_gbps",
+          "state_p2p_cma_1m_gbps", "state_p2p_cma_4m_gbps"]
 problems = []
 with open(path, newline="") as f:
     rows = list(csv.reader(f))
@@ -49,7 +67,7 @@ for r, raw in zip(body, rows[1:]):
         continue
     try:
         vals = [float(r[k]) for k in ("median_us", "min_us", "mean_us", "max_us",
-                                       "span_us")]
+                                       "span_us", "osu_avg_us")]
         iters = int(r["iters"])
     except ValueError:
         problems.append(f"non-numeric: {raw}")
@@ -72,6 +90,8 @@ EOF
 SIZED_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv"
 NEW_OPS="alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv"
 PLUGIN="$REPO/target/release/libmca_coll_sharm.so"
+SKIPPED=0
+skip() { echo "bench-selftest: SKIP $1: $2"; SKIPPED=$((SKIPPED + 1)); }
 
 # ---- 1. csv
 out="$WORK/csv"
@@ -178,5 +198,112 @@ else
     echo "bench-selftest: SKIP hier (no plugin built)"
 fi
 
-echo "bench-selftest: $PASSED passed, $FAILED failed"
+# ---- 6. state (of run 1)
+out="$WORK/csv"
+problems=$(python3 - "$out" <<'EOF'
+import csv, os, re, sys
+out = sys.argv[1]
+problems = []
+log = open(os.path.join(os.path.dirname(out), "csv.log")).read()
+if not re.search(r"^bench: state: memcpy .* line RTT [0-9.]+ ns, .*CMA ", log, re.M):
+    problems.append("no state summary line in the driver's output")
+if "single-copy limit" not in log:
+    problems.append("no single-copy limit line in the driver's output")
+for phase in ("start", "end"):
+    path = os.path.join(out, f"state-{phase}.txt")
+    if not os.path.exists(path):
+        problems.append(f"missing {path}")
+        continue
+    text = open(path).read()
+    def vals(pattern):
+        return [float(v) for v in re.findall(pattern, text, re.M)]
+    checks = {
+        "MEMCPY": (vals(r"^MEMCPY bytes=\d+ gbps=([0-9.]+)$"), 3, 0.1, 10000),
+        "XCOPY": (vals(r"^XCOPY bytes=\d+ gbps=([0-9.]+)$"), 5, 0.1, 10000),
+        "LINE_RTT": (vals(r"^LINE_RTT ns=([0-9.]+)$"), 1, 1, 100000),
+        "P2P cma": (vals(r"^P2P mech=cma bytes=\d+ gbps=([0-9.]+)"), 2, 0.01, 10000),
+        "P2P none": (vals(r"^P2P mech=none bytes=\d+ gbps=([0-9.]+)"), 2, 0.01, 10000),
+    }
+    for name, (v, n, lo, hi) in checks.items():
+        if len(v) != n or not all(lo <= x <= hi for x in v):
+            problems.append(f"{phase}: {name}: {v} (want {n} values in [{lo}, {hi}])")
+    if "FAILED" in text:
+        problems.append(f"{phase}: a probe failed: {text.strip()}")
+rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+for r in rows:
+    state = [k for k in r if k.startswith("state_")]
+    if len(state) != 11 or not all(r[k] and float(r[k]) > 0 for k in state):
+        problems.append(f"state columns missing or empty: {r}")
+        break
+    big = int(r["bytes"]) >= 64 << 10
+    if big != bool(r["limit_us"]) or (big and not float(r["pct_of_limit"]) > 0):
+        problems.append(f"limit_us / pct_of_limit wrong: {r}")
+        break
+print("\n".join("    " + p for p in problems[:10]))
+EOF
+)
+if [ ! -f "$out/results.csv" ]; then
+    fail state "run 1 left no CSV"
+elif [ -n "$problems" ]; then
+    fail state "$(printf '\n%s' "$problems")"
+else
+    pass state
+fi
+
+# ---- 7. impi
+out="$WORK/impi"
+"$REPO/ci/bench.sh" --np 2 --sizes 8,64K --configs impi \
+    --ops bcast,allreduce,allgather,barrier --budget-ms 20 --out "$out" \
+    >"$WORK/impi.log" 2>&1
+rc=$?
+if grep -q '^CONFIG name=impi status=skipped reason="install failed' \
+        "$out/configs.txt" 2>/dev/null; then
+    skip impi "Intel MPI could not be installed: $(grep -o 'reason=.*' "$out/configs.txt")"
+    echo "bench-selftest: *** the Intel MPI configuration was NOT tested ***"
+elif [ $rc != 0 ]; then
+    fail impi "ci/bench.sh exited $rc (log follows)"
+    tail -30 "$WORK/impi.log" | sed 's/^/    /'
+elif ! problems=$(check_csv "$out/results.csv" impi 7); then  # 3 ops x 2 sizes + barrier
+    fail impi "$(printf '\n%s' "$problems")"
+elif ! grep -q 'config=impi .*INFO .*library="Intel(R) MPI.*binding="0;1"' \
+        "$out/results.txt"; then
+    fail impi "no Intel MPI INFO line with ranks pinned to cores 0 and 1"
+else
+    pass impi
+fi
+
+# ---- 8. osu
+out="$WORK/osu"
+SHARM_BENCH_ARGS="--inject-wrong allreduce" "$REPO/ci/bench.sh" --np 2 \
+    --sizes 8,64K --ops allreduce,bcast --configs tuned --budget-ms 20 \
+    --method osu --out "$out" >"$WORK/osu.log" 2>&1
+rc=$?
+verdict=$(python3 - "$out/results.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    if r["method"] != "osu":
+        print("method not osu:", r)
+    elif r["op"] == "allreduce" and (r["status"] != "WRONG" or r["osu_avg_us"]):
+        print("allreduce row not WRONG or has a latency:", r)
+    elif r["op"] == "bcast" and (r["status"] != "OK" or not float(r["osu_avg_us"]) > 0):
+        print("bcast row not OK with osu_avg_us:", r)
+if sorted(r["op"] for r in rows) != ["allreduce"] * 2 + ["bcast"] * 2:
+    print("rows:", [(r["op"], r["bytes"]) for r in rows])
+EOF
+)
+if [ $rc != 1 ]; then
+    fail osu "driver exited $rc, expected 1 (log: tail follows)"
+    tail -10 "$WORK/osu.log" | sed 's/^/    /'
+elif [ -n "$verdict" ]; then
+    fail osu "$verdict"
+elif ! grep -q 'INFO .*data=reuse sync=osu' "$out/results.txt"; then
+    fail osu "launch did not run OSU's loop (INFO data=reuse sync=osu)"
+elif ! grep -q 'OSU-style rank-average' "$WORK/osu.log"; then
+    fail osu "tables do not use the OSU figure"
+else
+    pass osu
+fi
+
+echo "bench-selftest: $PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" = 0 ]

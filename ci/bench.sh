@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # ci/bench.sh - intra-node collective latency comparison for sharm.
 #
-# Builds bench/sharm_bench.c against Open MPI and MPICH (and optionally
-# Intel MPI), runs it for several configurations (sharm, its hierarchical
-# and algorithm variants, Open MPI's tuned/sm/han/adapt, MPICH, Intel MPI) at several
+# Builds bench/sharm_bench.c against Open MPI, MPICH and Intel MPI, runs
+# it for several configurations (sharm, its hierarchical and algorithm
+# variants, Open MPI's tuned/sm/han/adapt, MPICH, Intel MPI) at several
 # process counts, interleaving configurations size group by size group so
 # machine drift hits all of them alike, and hands the raw output to
-# bench/report.py for tables, CSV and plots.
+# bench/report.py for tables, CSV and plots.  Before and after the
+# measurements bench/machine_state.c records the state of the machine
+# (memcpy, cross-core copy, line latency, point-to-point bandwidth with and
+# without single copy), because this VM's figures move with it.
 #
 #   ci/bench.sh                 short sweep (a few sizes, np=2,4,8)
 #   ci/bench.sh --full          4 B .. 16 MiB, powers of two
@@ -31,12 +34,14 @@ SHORT_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatt
 ALL_OPS="$SHORT_OPS,exscan,allgatherv,gatherv"
 OPS=""
 CONFIGS=""
-WITH_IMPI=0
+WITH_IMPI=1
+REQUIRE_IMPI=0
+METHOD=ours
 TIMEOUT=""
 BUDGET_MS=""
 FORCE_BUILD=0
 REPEAT=1
-METRIC=median
+METRIC=""
 
 usage() {
     cat <<EOF
@@ -53,8 +58,18 @@ usage: ci/bench.sh [options]
                     six algorithm variants),
                     sharm-{bcast,reduce,allreduce}-{linear,knomial},
                     tuned, sm, han, adapt, mpich, impi
-                    (default: all but impi; impi added by --with-impi)
-  --with-impi       also run Intel MPI (pip package impi-rt, ~300 MB)
+                    (default: all)
+  --without-impi    leave Intel MPI out of the default configurations
+                    (otherwise pip package impi-rt, ~320 MB, is installed
+                    into \$SHARM_IMPI_CACHE, default /var/cache/sharm/impi,
+                    or target/impi-venv when that is not writable)
+  --with-impi       accepted for old command lines (impi is the default)
+  --require-impi    stop (exit 2) instead of skipping when Intel MPI
+                    cannot be installed or run (for published figures)
+  --method M        ours (default): fresh data every iteration, barrier
+                    before each call; osu: OSU's loop (buffers reused, no
+                    barrier before and MPI_Barrier after each call) with
+                    OSU's statistic (see bench/README.md)
   --out DIR         output directory (default bench-results/)
   --budget-ms MS    wall time per (op,size) per launch (default 80 short,
                     250 full; oversubscribed runs use 3/4 of it)
@@ -62,9 +77,11 @@ usage: ci/bench.sh [options]
                     reported figure = median of the per-launch medians
                     (default 1; this VM's latency drifts by up to 2x
                     over seconds, so use 3+ for decisions)
-  --metric M        figure for tables/plots: median (default; median over
-                    iterations of the slowest rank's call) or span (first
-                    rank's entry to last rank's exit)
+  --metric M        figure for tables/plots: median (default with
+                    --method ours; median over iterations of the slowest
+                    rank's call), span (first rank's entry to last rank's
+                    exit) or osu (default with --method osu; mean over
+                    ranks of each rank's mean call time)
   --timeout S       per-launch timeout in seconds (default 120, full 300)
   --build           run 'cargo build --release' even if the plugin exists
 EOF
@@ -80,6 +97,9 @@ while [ $# -gt 0 ]; do
         --ops) OPS=${2:?}; shift ;;
         --configs) CONFIGS=${2:?}; shift ;;
         --with-impi) WITH_IMPI=1 ;;
+        --without-impi) WITH_IMPI=0 ;;
+        --require-impi) WITH_IMPI=1; REQUIRE_IMPI=1 ;;
+        --method) METHOD=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
         --budget-ms) BUDGET_MS=${2:?}; shift ;;
         --timeout) TIMEOUT=${2:?}; shift ;;
@@ -117,6 +137,7 @@ if [ -z "$CONFIGS" ]; then
     CONFIGS="sharm,sharm-hier,sharm-algos,tuned,sm,han,adapt,mpich"
     [ "$WITH_IMPI" = 1 ] && CONFIGS="$CONFIGS,impi"
 fi
+[ "$REQUIRE_IMPI" = 1 ] && [[ ",$CONFIGS," != *",impi,"* ]] && CONFIGS="$CONFIGS,impi"
 CONFIGS=${CONFIGS//sharm-algos/sharm-bcast-linear,sharm-bcast-knomial,sharm-reduce-linear,sharm-reduce-knomial,sharm-allreduce-linear,sharm-allreduce-knomial}
 IFS=, read -r -a CONFIG_LIST <<<"$CONFIGS"
 IFS=, read -r -a NP_LIST <<<"$NPS"
@@ -145,14 +166,20 @@ done
 # sharm-hier needs at least two virtual nodes of 2 processes.
 HIER_MIN_NP=4
 
-case "$METRIC" in median|span) ;; *) die "--metric must be median or span" ;; esac
+case "$METHOD" in
+    ours) METHOD_ARGS=(); [ -n "$METRIC" ] || METRIC=median ;;
+    osu) METHOD_ARGS=(--osu); [ -n "$METRIC" ] || METRIC=osu ;;
+    *) die "--method must be ours or osu" ;;
+esac
+case "$METRIC" in median|span|osu) ;; *) die "--metric must be median, span or osu" ;; esac
 mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 BIN="$OUT/bin"
 RAW="$OUT/raw"
 # Start from a clean slate of our own files only (never rm -rf "$OUT").
 rm -rf "$RAW" "$OUT/plots" "$OUT/components"
-rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt}
+rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt} \
+    "$OUT"/{state-start.txt,state-end.txt,impi-setup.log}
 mkdir -p "$BIN" "$RAW"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -193,41 +220,78 @@ CFLAGS=(-std=c11 -O2 -Wall -Wextra)
 build_bench() {
     mpicc.openmpi "${CFLAGS[@]}" -o "$BIN/sharm_bench.openmpi" \
         "$REPO/bench/sharm_bench.c" || die "build with mpicc.openmpi failed"
+    mpicc.openmpi "${CFLAGS[@]}" -pthread -o "$BIN/machine_state" \
+        "$REPO/bench/machine_state.c" || die "build of machine_state failed"
     if has_config mpich; then
         mpicc.mpich "${CFLAGS[@]}" -o "$BIN/sharm_bench.mpich" \
             "$REPO/bench/sharm_bench.c" || die "build with mpicc.mpich failed"
     fi
 }
 
-# Intel MPI runtime from PyPI (impi-rt) in a private venv under $OUT.
-# Its libmpi.so.12 is MPICH-ABI compatible, so the benchmark is compiled
-# with MPICH's headers and linked against Intel's library.
+# Intel MPI runtime from PyPI (impi-rt) in a virtual environment that is
+# kept between runs (~320 MB; a fresh output directory or a fresh clone
+# must not download it again).  Its libmpi.so.12 has MPICH's ABI, so the
+# benchmark is compiled with MPICH's headers and linked against Intel's
+# library.
+#
+# setup_impi sets IMPI_ROOT on success.  On failure it sets IMPI_STATUS:
+# "skipped" when pip could not install the package (no registry, no
+# space: nothing the benchmark can fix), "unavailable" when the package is
+# there but the benchmark cannot be built or run with it (that is a bug
+# here, and ci/bench-selftest.sh fails on it); IMPI_REASON says why.
 IMPI_ROOT=""
-IMPI_FI_PATH=""
+IMPI_STATUS=""
+IMPI_REASON=""
+impi_venv() {
+    local venv=${SHARM_IMPI_CACHE:-/var/cache/sharm/impi}
+    if ! mkdir -p "$venv" 2>/dev/null || [ ! -w "$venv" ]; then
+        venv="$REPO/target/impi-venv"
+    fi
+    echo "$venv"
+}
 setup_impi() {
-    # Cached outside $OUT so a fresh output dir does not re-download it.
-    local venv="${XDG_CACHE_HOME:-$HOME/.cache}/sharm-bench/impi-venv"
-    mkdir -p "$(dirname "$venv")" || return 1
+    local venv
+    venv=$(impi_venv)
+    mkdir -p "$venv"
     if [ ! -x "$venv/bin/python" ]; then
-        log "bench: installing Intel MPI runtime (pip impi-rt, ~300 MB) into $venv"
-        python3 -m venv "$venv" || return 1
+        log "bench: creating virtual environment $venv"
+        python3 -m venv "$venv" || {
+            IMPI_STATUS=skipped; IMPI_REASON="install failed: python3 -m venv $venv"
+            return 1; }
     fi
     if ! "$venv/bin/python" -m pip show impi-rt >/dev/null 2>&1; then
-        "$venv/bin/python" -m pip install -q impi-rt || return 1
+        log "bench: installing Intel MPI runtime (pip install impi-rt, ~320 MB) into $venv"
+        "$venv/bin/python" -m pip install -q impi-rt || {
+            IMPI_STATUS=skipped; IMPI_REASON="install failed: pip install impi-rt into $venv"
+            return 1; }
     fi
+    IMPI_STATUS=unavailable
     local lib
     lib=$(find "$venv" -name 'libmpi.so.12' -path '*/lib/*' | head -1)
-    [ -n "$lib" ] || { log "bench: impi-rt has no libmpi.so.12"; return 1; }
-    IMPI_ROOT=$(dirname "$(dirname "$lib")")
-    [ -x "$IMPI_ROOT/bin/mpiexec" ] || { log "bench: no mpiexec in $IMPI_ROOT/bin"; return 1; }
-    # libfabric providers: lib/libfabric in Intel's layout, lib/ in the wheel
-    IMPI_FI_PATH="$IMPI_ROOT/lib/libfabric"
-    [ -d "$IMPI_FI_PATH" ] || IMPI_FI_PATH="$IMPI_ROOT/lib"
+    [ -n "$lib" ] || { IMPI_REASON="impi-rt in $venv has no libmpi.so.12"; return 1; }
+    local root
+    root=$(dirname "$(dirname "$lib")")
+    [ -x "$root/bin/mpiexec" ] || { IMPI_REASON="no mpiexec in $root/bin"; return 1; }
+    # MPICH's mpi.h (Debian libmpich-dev); mpicc.mpich -show names its dir
     local inc
-    inc=$(mpicc.mpich -show | grep -oE -- '-I[^ ]+' | head -1)
-    gcc "${CFLAGS[@]}" ${inc:+"$inc"} -o "$BIN/sharm_bench.impi" \
+    inc=$(mpicc.mpich -show 2>/dev/null | grep -oE -- '-I[^ ]+' | head -1)
+    [ -n "$inc" ] || inc=-I/usr/include/x86_64-linux-gnu/mpich
+    log "bench: building sharm_bench.impi: gcc $inc ... -l:libmpi.so.12 from $(dirname "$lib")"
+    gcc "${CFLAGS[@]}" "$inc" -o "$BIN/sharm_bench.impi" \
         "$REPO/bench/sharm_bench.c" -L"$(dirname "$lib")" -l:libmpi.so.12 \
-        -Wl,-rpath,"$(dirname "$lib")" || return 1
+        -Wl,-rpath,"$(dirname "$lib")" || {
+        IMPI_REASON="building sharm_bench against $lib failed (see $OUT/impi-setup.log)"
+        return 1; }
+    IMPI_ROOT=$root
+    IMPI_STATUS=ok
+}
+
+# Prints a framed message on stdout and stderr: an Intel MPI column that
+# is missing must not go unnoticed in a long log.
+loud() {
+    local line="bench: *** $* ***"
+    printf '\n%s\n\n' "$line"
+    printf '%s\n' "$line" >&2
 }
 
 # Makes $OUT/components/mca_coll_sharm.so from the repo's plugin build.
@@ -305,12 +369,22 @@ launch_cmd() {
                 LAUNCH=(mpiexec.mpich -n "$np" -bind-to core "$BIN/sharm_bench.mpich")
             fi ;;
         impi)
-            local pin=1
-            [ $over = 1 ] && pin=0
+            # Pinning as Open MPI's --bind-to core (rank i on core i): an
+            # explicit processor list, since Intel MPI's default domain
+            # choice depends on what it detects.  Oversubscribed: no
+            # pinning, as --bind-to none.
+            local pin=(I_MPI_PIN=0)
+            if [ $over = 0 ]; then
+                pin=(I_MPI_PIN=1 "I_MPI_PIN_PROCESSOR_LIST=$(seq -s, 0 $((np - 1)))")
+            fi
+            # libfabric's providers: lib/libfabric in Intel's own layout,
+            # lib/ itself in the PyPI wheel
+            local fi_path=$IMPI_ROOT/lib/libfabric
+            [ -d "$fi_path" ] || fi_path=$IMPI_ROOT/lib
             LAUNCH=(env "PATH=$IMPI_ROOT/bin:$PATH"
-                "LD_LIBRARY_PATH=$IMPI_ROOT/lib:$IMPI_ROOT/lib/release:${LD_LIBRARY_PATH:-}"
-                "FI_PROVIDER_PATH=$IMPI_FI_PATH" I_MPI_FABRICS=shm
-                "I_MPI_PIN=$pin" "$IMPI_ROOT/bin/mpiexec" -n "$np"
+                "LD_LIBRARY_PATH=$IMPI_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+                "FI_PROVIDER_PATH=$fi_path" I_MPI_FABRICS=shm "${pin[@]}"
+                "$IMPI_ROOT/bin/mpiexec" -n "$np"
                 "$BIN/sharm_bench.impi") ;;
     esac
 }
@@ -337,7 +411,7 @@ verify_selected() {
         sharm*) want=sharm ;;
         sm|han|adapt) want=$cfg ;;
         tuned) want=tuned ;;
-        *) return 0 ;;
+        mpich|impi) verify_runs "$cfg"; return ;;
     esac
     # sharm-hier: a Bcast at np=4 must build the hierarchy (rank 0 prints
     # it at coll_sharm_verbose >= 1), or flat sharm would be measured
@@ -361,7 +435,8 @@ verify_selected() {
             echo "sharm selected but no hierarchy built at np=$np (see $log)"
             return 1
         fi
-        return 0
+        check_binding "$log" "$np"
+        return
     fi
     local why
     why=$(grep -m1 -E "coll:$want:comm_query.*disqualifying myself" "$log" |
@@ -370,6 +445,46 @@ verify_selected() {
     [ -z "$why" ] && why="component not selected (see $log)"
     echo "$why"
     return 1
+}
+
+# Checks the binding printed in INFO by a preflight log: at np <= cores
+# every rank must be pinned to one CPU of its own, as --bind-to core does
+# for Open MPI (a configuration left unpinned would be measured under
+# different conditions from the others).
+check_binding() {
+    local log=$1 np=$2 b
+    (( np > NCORES )) && return 0
+    b=$(grep -m1 -oE 'binding="[^"]*"' "$log" | cut -d'"' -f2)
+    python3 - "$b" "$np" <<'EOF'
+import sys
+ranks = sys.argv[1].split(";") if sys.argv[1] else []
+cpus = [r for r in ranks if r.isdigit()]
+if len(ranks) != int(sys.argv[2]) or len(cpus) != len(ranks) or len(set(cpus)) != len(cpus):
+    print(f"ranks not pinned one per core (binding \"{sys.argv[1]}\")")
+    sys.exit(1)
+EOF
+}
+
+# Preflight for the non-Open MPI configurations: one short launch must
+# run, identify the expected library and show the ranks pinned.
+verify_runs() {
+    local cfg=$1 np=2 lib
+    case "$cfg" in mpich) lib="MPICH" ;; impi) lib="Intel\(R\) MPI" ;; esac
+    launch_cmd "$cfg" "$np"
+    local log="$RAW/preflight-$cfg.log"
+    timeout -k 5 60 "${LAUNCH[@]}" --ops barrier --min-iters 1 --max-iters 1 \
+        --max-warmup 0 >"$log" 2>&1
+    local rc=$?
+    if [ $rc = 124 ] || [ $rc = 137 ]; then reap_strays; fi
+    if [ $rc != 0 ]; then
+        echo "preflight run failed (exit $rc, see $log)"
+        return 1
+    fi
+    if ! grep -qE "^INFO .*library=\"$lib" "$log"; then
+        echo "preflight did not report the expected library (see $log)"
+        return 1
+    fi
+    check_binding "$log" "$np"
 }
 
 # run_launch CONFIG NP LAUNCH_ID SIZES OPS BENCH_ARGS...
@@ -413,8 +528,10 @@ NEED_SHARM=0
 for c in "${CONFIG_LIST[@]}"; do [[ $c == sharm* ]] && NEED_SHARM=1; done
 [ $NEED_SHARM = 1 ] && prepare_sharm
 if has_config impi; then
+    log "bench: setting up Intel MPI in $(impi_venv) (log: $OUT/impi-setup.log)"
     if ! setup_impi >"$OUT/impi-setup.log" 2>&1; then
-        log "bench: Intel MPI setup failed (see $OUT/impi-setup.log); skipping impi"
+        tail -3 "$OUT/impi-setup.log" | sed 's/^/    /'
+        loud "Intel MPI will NOT be measured: $IMPI_REASON (log: $OUT/impi-setup.log)"
         IMPI_ROOT=""
     fi
 fi
@@ -426,7 +543,7 @@ for c in "${CONFIG_LIST[@]}"; do
         continue
     fi
     if [ "$c" = impi ] && [ -z "$IMPI_ROOT" ]; then
-        record_config "$c" skipped "Intel MPI setup failed"
+        record_config "$c" "$IMPI_STATUS" "$IMPI_REASON"
         continue
     fi
     if [ "$c" = sharm-hier ]; then
@@ -444,19 +561,55 @@ for c in "${CONFIG_LIST[@]}"; do
     else
         log "bench: $c not usable: $why"
         record_config "$c" unavailable "$why"
+        if [ "$c" = impi ]; then
+            IMPI_STATUS=unavailable IMPI_REASON=$why
+            loud "Intel MPI will NOT be measured: $why"
+        fi
     fi
 done
 [ ${#ACTIVE[@]} -gt 0 ] || die "no configuration can run"
+if [ "$REQUIRE_IMPI" = 1 ] && [ "$IMPI_STATUS" != ok ]; then
+    die "--require-impi: Intel MPI is $IMPI_STATUS: $IMPI_REASON"
+fi
 
-# Single-core memcpy bandwidth, for the copy-limit column.
-"$BIN/sharm_bench.openmpi" --memcpy >"$OUT/memcpy.txt" 2>"$RAW/memcpy.err" ||
-    log "bench: memcpy measurement failed"
+# The machine's state (bench/machine_state.c): memcpy, cross-core copy
+# and line round trip on two threads pinned to the first two cores, and
+# osu_bw-style point-to-point bandwidth between two ranks bound to cores,
+# through Open MPI's vader with CMA single copy and with two copies
+# through shared memory.  Printed as one summary line plus the
+# single-copy limits; stored in $OUT/state-PHASE.txt and the CSV.
+measure_state() {
+    local phase=$1 f="$OUT/state-$1.txt" mech rc
+    local bind=(--bind-to core)
+    (( NCORES < 2 )) && bind=(--oversubscribe --bind-to none)
+    {
+        echo "PHASE name=$phase date=$(date -Is)"
+        if ! timeout -k 5 60 "$BIN/machine_state" local 2>"$RAW/state-$phase-local.err"; then
+            echo "FAILED part=local (see $RAW/state-$phase-local.err)"
+        fi
+        for mech in cma none; do
+            timeout -k 5 60 mpirun.openmpi --allow-run-as-root -np 2 "${bind[@]}" \
+                --mca coll ^sharm --mca btl_vader_single_copy_mechanism "$mech" \
+                "$BIN/machine_state" p2p --sizes 1M,4M \
+                >"$RAW/state-$phase-$mech.out" 2>&1 </dev/null
+            rc=$?
+            if [ $rc = 0 ] && grep -q '^P2P ' "$RAW/state-$phase-$mech.out"; then
+                sed -n "s/^P2P /P2P mech=$mech /p" "$RAW/state-$phase-$mech.out"
+            else
+                echo "FAILED part=p2p-$mech rc=$rc (see $RAW/state-$phase-$mech.out)"
+            fi
+        done
+    } >"$f"
+    python3 "$REPO/bench/report.py" --state "$f" --sizes "$SIZES" ||
+        loud "machine state ($phase) incomplete: see $f"
+}
+measure_state start
 
 {
     echo "date=$(date -Is) host=$(hostname) cores=$NCORES"
     echo "cpu=\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')\""
     echo "git=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo none)"
-    echo "mode=$([ $FULL = 1 ] && echo full || echo short) sizes=$SIZES np=$NPS budget_ms=$BUDGET_MS repeat=$REPEAT"
+    echo "mode=$([ $FULL = 1 ] && echo full || echo short) sizes=$SIZES np=$NPS budget_ms=$BUDGET_MS repeat=$REPEAT method=$METHOD"
     echo "ops=$OPS"
 } >"$OUT/meta.txt"
 
@@ -478,6 +631,7 @@ for np in "${NP_LIST[@]}"; do
     else
         args=(--budget-ms "$BUDGET_MS" --min-iters 5 --max-iters 1000 --max-warmup 20)
     fi
+    args+=("${METHOD_ARGS[@]}")
     for gi in "${!GROUPS_LIST[@]}"; do
         log "bench: np=$np size group $((gi + 1))/${#GROUPS_LIST[@]}: ${GROUPS_LIST[gi]}"
         for ((round = 1; round <= REPEAT; round++)); do
@@ -504,8 +658,15 @@ for np in "${NP_LIST[@]}"; do
     done
 done
 
-log "bench: measurements took $((SECONDS - START)) s; writing report"
+log "bench: measurements took $((SECONDS - START)) s; machine state again:"
+# A second look at the state shows whether it changed during the run
+# (report.py compares the two).
+measure_state end
+log "bench: writing report"
 python3 "$REPO/bench/report.py" "$OUT" --metric "$METRIC"
 rc=$?
+if has_config impi && [ "$IMPI_STATUS" != ok ]; then
+    loud "Intel MPI was NOT measured ($IMPI_STATUS): $IMPI_REASON"
+fi
 log "bench: total wall time $((SECONDS - START)) s"
 exit $rc
