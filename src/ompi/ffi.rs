@@ -18,6 +18,9 @@ pub struct RawParams {
     pub algorithm: [i32; 16],
     pub max_message_size: u64,
     pub shared_memory_budget: u64,
+    pub single_copy: i32,
+    pub calibrate: i32,
+    pub single_copy_min_size: u64,
 }
 
 /// Mirror of `struct sharm_hier_params`.
