@@ -50,6 +50,9 @@ pub struct Shared {
     /// Single copy (CMA) for large streams, when permitted and wanted
     /// (decided at set-up, alike on all processes: `calibrate::setup`).
     pub single: Option<SingleCopy>,
+    /// Set when this process made or accepted an offer (single copy); the
+    /// dispatcher counts and clears it after each call.
+    pub single_used: bool,
 }
 
 impl Shared {
@@ -169,8 +172,10 @@ impl Shared {
             kids: Vec::with_capacity(p),
             last_tree: None,
             single: None,
+            single_used: false,
         };
         shared.single = crate::shm::calibrate::setup(&mut shared, boot, label);
+        shared.single_used = false;
         Ok(shared)
     }
 

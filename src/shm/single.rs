@@ -103,6 +103,7 @@ impl Shared {
     /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of
     /// our queue; returns the position to `settle` on.
     pub fn offer(&mut self, addr: *const u8, len: usize, op: u64, readers: Readers<'_>) -> Pos {
+        self.single_used = true;
         let pos = Pos::new(op, 0);
         let remote = Remote {
             pid: cma::pid(),
@@ -127,6 +128,7 @@ impl Shared {
 
     /// Waits for `from`'s offer at (`op`, 0).  Release it with `done`.
     pub fn accept(&mut self, from: usize, op: u64) -> Result<(Remote, Incoming), String> {
+        self.single_used = true;
         let frag = self.queues.receive(&self.waiter, from, Pos::new(op, 0));
         // SAFETY: the fragment stays valid until released.
         match Remote::decode(unsafe { frag.bytes() }) {
