@@ -122,7 +122,11 @@ fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
         } else {
             sh.cut(out_bytes)
         };
-        let inc = sh.cut(if sh.single_copy(in_bytes) { 0 } else { in_bytes });
+        let inc = sh.cut(if sh.single_copy(in_bytes) {
+            0
+        } else {
+            in_bytes
+        });
         for i in 0..out.count().max(inc.count()) {
             if i < out.count() {
                 sh.send(&mut src, out, op, i, Readers::One(to));

@@ -67,7 +67,11 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: Option<usize>) -> bool {
             }
         });
     }
-    if peers.iter().enumerate().all(|(w, x)| w == me || x.is_some()) {
+    if peers
+        .iter()
+        .enumerate()
+        .all(|(w, x)| w == me || x.is_some())
+    {
         // SAFETY: `acc` holds the slice; the inputs hold all elements.
         let folded = unsafe { fold_slice(sh, red, &peers, acc, off, len) };
         outcome.note(folded);
@@ -92,7 +96,10 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: Option<usize>) -> bool {
                     // SAFETY: slice q lies within the receive buffer.
                     unsafe { remote.pull(0, red.rbuf.add(q_off), q_len) }
                 } else {
-                    Err(format!("rank {q} offered {} bytes, {q_len} expected", remote.len))
+                    Err(format!(
+                        "rank {q} offered {} bytes, {q_len} expected",
+                        remote.len
+                    ))
                 };
                 sh.done(q, frag);
                 r
@@ -128,7 +135,7 @@ unsafe fn fold_slice(
     let (me, p, size) = (sh.me, sh.p, red.layout.size);
     let single = sh.single.as_ref().expect("single copy is on");
     let (stage, own_copy) = (single.stage(), single.stage().add(CHUNK));
-    let own_is_acc = red.own.add(off) == acc as *const u8;
+    let own_is_acc = std::ptr::eq(red.own.add(off), acc);
     let chunk = CHUNK / size * size;
     let mut at = 0;
     while at < len {

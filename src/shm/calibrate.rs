@@ -56,7 +56,10 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
     }
     let probed = probe(sh);
     if let Err(e) = &probed {
-        info!("{label}: CMA probe of rank {} failed: {e}", (sh.me + 1) % sh.p);
+        info!(
+            "{label}: CMA probe of rank {} failed: {e}",
+            (sh.me + 1) % sh.p
+        );
     }
     if boot.agree_min(probed.is_ok() as i32) != Some(1) {
         info!("{label}: single copy (cma) not permitted between all its processes (ptrace scope, container, users); large messages use the queues");

@@ -20,8 +20,8 @@ use crate::shm::bootstrap::Bootstrap;
 use crate::shm::layout::Layout;
 use crate::shm::queue::{Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
-use crate::shm::single::SingleCopy;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
+use crate::shm::single::SingleCopy;
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
