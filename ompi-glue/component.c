@@ -72,6 +72,9 @@ static int param_knomial_radix = 2;
 static size_t param_max_message_size = 0;
 static size_t param_shared_memory_budget = 1UL << 30;
 static int param_reduction_kernels = 0;
+static int param_single_copy = SHARM_SINGLE_COPY_AUTO;
+static int param_calibrate = 1;
+static size_t param_single_copy_min_size = 256 * 1024;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -139,6 +142,9 @@ static const mca_base_var_enum_value_t group_alg_values[] = {
     {0, NULL}};
 static const mca_base_var_enum_value_t hier_allreduce_values[] = {
     {0, "reduce_bcast"}, {1, "reduce_allreduce_bcast"}, {0, NULL}};
+static const mca_base_var_enum_value_t single_copy_values[] = {
+    {SHARM_SINGLE_COPY_AUTO, "auto"}, {SHARM_SINGLE_COPY_NONE, "none"},
+    {SHARM_SINGLE_COPY_CMA, "cma"}, {0, NULL}};
 
 /* Every named-value table the parameters use.  The Rust side decodes the
  * stored integers itself, so at load it walks these tables
@@ -155,6 +161,7 @@ static const struct {
     {"hierarchy_mode", hier_mode_values},    {"group_algorithm", group_alg_values},
     {"hierarchy_allreduce", hier_allreduce_values},
     {"reduction_kernels", reduction_kernel_values},
+    {"single_copy", single_copy_values},
 };
 
 int sharm_glue_enum_entry(int table, int index, const char **kind, int *value, const char **name)
@@ -281,7 +288,45 @@ static void register_counters(void)
                 MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL,
                 NULL, (void *)(intptr_t)(3 * coll + kind));
         }
+        /* After all the others (their indices stay as they were). */
+        char name[64], help[160];
+        snprintf(name, sizeof(name), "%s_single_copy", coll_names[coll]);
+        snprintf(help, sizeof(help),
+                 "Number of MPI_%s calls in which this process moved data by single copy (CMA)",
+                 coll_names[coll]);
+        (void) mca_base_component_pvar_register(
+            &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
+            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+            (void *)(intptr_t)(3 * SHARM_COLL_COUNT + coll));
     }
+}
+
+static void register_size(const char *name, const char *help, size_t *storage);
+
+/* Single copy (CMA): mode, threshold, calibration. */
+static void register_single_copy(void)
+{
+    mca_base_var_enum_t *modes = NULL;
+
+    (void) mca_base_var_enum_create("coll_sharm_single_copy_modes", single_copy_values, &modes);
+    register_int("single_copy",
+                 "How streams of at least coll_sharm_single_copy_min_size bytes move: auto "
+                 "(CMA when permitted and, with coll_sharm_calibrate, when a short timing at "
+                 "the first segment set-up finds it faster), none (the queues: two copies), "
+                 "cma (process_vm_readv: readers pull from the writer's buffer, one copy)",
+                 modes, OPAL_INFO_LVL_5, &param_single_copy);
+    register_size("single_copy_min_size",
+                  "Streams below this many bytes always use the queues (with "
+                  "coll_sharm_single_copy auto, the calibrated threshold if larger)",
+                  &param_single_copy_min_size);
+    register_int("calibrate",
+                 "1: with coll_sharm_single_copy auto, time both paths (a few ms, two processes, "
+                 "once per process) at the first segment set-up and adopt rank 0's result; 0: "
+                 "auto means CMA from coll_sharm_single_copy_min_size when permitted",
+                 NULL, OPAL_INFO_LVL_5, &param_calibrate);
+    OBJ_RELEASE(modes);
 }
 
 /* An `<op>_algorithm` parameter with named values, stored per collective. */
@@ -379,6 +424,7 @@ static int sharm_register(void)
         OBJ_RELEASE(kernels);
     }
 
+    register_single_copy();
     register_hierarchy();
     register_counters();
     return OMPI_SUCCESS;
@@ -419,6 +465,9 @@ void sharm_glue_params(struct sharm_params *out)
     out->shared_memory_budget = param_shared_memory_budget;
     out->reduction_kernels = param_reduction_kernels;
     out->reserved = 0;
+    out->single_copy = param_single_copy;
+    out->calibrate = param_calibrate;
+    out->single_copy_min_size = param_single_copy_min_size;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

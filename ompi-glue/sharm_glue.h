@@ -67,6 +67,16 @@ struct sharm_params {
     uint64_t shared_memory_budget;  /* bytes of segments one process may attach */
     int32_t reduction_kernels;      /* 0: sharm's own (src/kernels), 1: Open MPI's ompi_op_reduce */
     int32_t reserved;               /* keeps the struct free of tail padding */
+    int32_t single_copy;            /* enum sharm_single_copy */
+    int32_t calibrate;              /* 1: `auto` single copy times both paths at set-up */
+    uint64_t single_copy_min_size;  /* streams below this many bytes use the queues */
+};
+
+/* coll_sharm_single_copy: how large streams move between processes. */
+enum sharm_single_copy {
+    SHARM_SINGLE_COPY_AUTO = 0, /* CMA when permitted and faster (calibrated at set-up) */
+    SHARM_SINGLE_COPY_NONE = 1, /* always through the queues (two copies) */
+    SHARM_SINGLE_COPY_CMA = 2   /* process_vm_readv whenever permitted */
 };
 
 /*
@@ -128,7 +138,8 @@ struct sharm_rs_entries {
     void (*comm_free)(void *state);
     /* Serve one collective call (or hand it over with sharm_glue_prev). */
     int (*collective)(void *state, void *module, void *comm, const struct sharm_call *call);
-    /* Value of statistics counter `index` (2 * enum sharm_coll + 0 served / 1 fallbacks). */
+    /* Value of statistics counter `index` (3 * enum sharm_coll + 0 served / 1 fallbacks /
+     * 2 hierarchical; 3 * SHARM_COLL_COUNT + enum sharm_coll: single copy). */
     uint64_t (*counter)(int32_t index);
 };
 

@@ -9,6 +9,7 @@
 
 use crate::coll::bcast;
 use crate::coll::gather::{self, sinks};
+use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
@@ -49,8 +50,7 @@ fn gather_bcast(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, whole: i
     let Some(mut payload) = payload else {
         return false;
     };
-    bcast::bcast(sh, &mut payload, everything.bytes(), 0);
-    true
+    bcast::bcast(sh, &mut payload, everything.bytes(), 0)
 }
 
 fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
@@ -65,7 +65,9 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| all.block(r))) else {
         return false;
     };
-    exchange(sh, (&mut src, mine_cut), &peers, &mut sinks, op);
+    if !exchange(sh, (&mut src, mine_cut), &peers, &mut sinks, op) {
+        return false;
+    }
     match own {
         Some(src) => src.copy_to(&all.block(me)),
         None => true,
@@ -74,15 +76,27 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
 
 /// Publishes our stream to all others and receives every peer's: fragment i
 /// of ours, then fragment i of everybody's, so all processes stream at once.
+/// Streams large enough go by single copy instead (every block's size is
+/// known to all): our offer first, the queue streams, then the pulls.  False
+/// when a pull failed (reported).
 pub(crate) fn exchange(
     sh: &mut Shared,
     (src, mine): (&mut Payload, Cut),
     peers: &[usize],
     sinks: &mut [(Payload, Cut)],
     op: u64,
-) {
+) -> bool {
+    let mut offers = Offers::default();
+    let mine = if sh.single_copy(mine.bytes) {
+        offers.make(sh, src, mine.bytes, op, Readers::AllOthers);
+        sh.cut(0)
+    } else {
+        mine
+    };
+    let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
     let most = sinks
         .iter()
+        .filter(|(_, cut)| queued(sh, cut))
         .map(|(_, cut)| cut.count())
         .fold(mine.count(), usize::max);
     for i in 0..most {
@@ -90,9 +104,17 @@ pub(crate) fn exchange(
             sh.send(src, mine, op, i, Readers::AllOthers);
         }
         for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
-            if i < cut.count() {
+            if i < cut.count() && queued(sh, cut) {
                 sh.recv(r, sink, *cut, op, i);
             }
         }
     }
+    let mut outcome = Outcome::default();
+    for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
+        if !queued(sh, cut) {
+            outcome.note(sh.take(r, op, sink, cut.bytes));
+        }
+    }
+    offers.settle(sh);
+    outcome.finish("exchanging blocks")
 }

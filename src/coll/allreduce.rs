@@ -7,6 +7,7 @@ use crate::coll::allgather;
 use crate::coll::reduce::{walk, Sink, LINEAR_UP_TO};
 use crate::coll::reduce_scatter;
 use crate::coll::reduction::{fold_ranks, Piece, Reduction};
+use crate::coll::single_copy_reduce;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
@@ -18,7 +19,11 @@ const ALLGATHER_ALLREDUCE_MAX_BYTES: usize = 2048;
 /// Messages from this size on use reduce-scatter + allgather under `auto`.
 const RSAG_ALLREDUCE_MIN_BYTES: usize = 64 * 1024;
 
-pub fn allreduce(sh: &mut Shared, red: &Reduction) {
+/// False when single copy failed (reported).
+pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
+    if single_copy_reduce::applies(sh, red) {
+        return single_copy_reduce::reduce(sh, red, None);
+    }
     let bytes = red.layout.span(red.layout.count);
     let alg = match sh.params.algorithm(Coll::Allreduce) {
         Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
@@ -32,11 +37,12 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) {
     match alg {
         Algorithm::Allgather => allgather_allreduce(sh, red),
         Algorithm::ReduceScatterAllgather if red.layout.dense() => {
-            reduce_scatter_allgather(sh, red)
+            return reduce_scatter_allgather(sh, red)
         }
         Algorithm::ReduceScatterAllgather => walk(sh, red, Algorithm::Linear, 0, Sink::Everybody),
         _ => walk(sh, red, alg, 0, Sink::Everybody),
     }
+    true
 }
 
 /// Large-message Allreduce: process r reduces slice r of the elements (in
@@ -45,7 +51,7 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) {
 /// 1/p of the data, all in parallel, instead of rank 0 reducing everything;
 /// every slice is reduced once, so results are bit-identical.  Dense layouts
 /// only (slices are then plain byte ranges); others use the tree walk.
-fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) {
+fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
     let (me, p, count, size) = (sh.me, sh.p, red.layout.count, red.layout.size);
     let counts: Vec<usize> = (0..p)
         .map(|r| (r + 1) * count / p - r * count / p)
@@ -66,7 +72,7 @@ fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) {
         .collect();
     let mut mine = Payload::Contiguous(unsafe { red.rbuf.add(offset(me)) });
     let mine_cut = sh.cut(counts[me] * size);
-    allgather::exchange(sh, (&mut mine, mine_cut), &peers, &mut sinks, op);
+    allgather::exchange(sh, (&mut mine, mine_cut), &peers, &mut sinks, op)
 }
 
 /// Small-message Allreduce: each process publishes its fragment once to all

@@ -11,6 +11,7 @@
 //!   by up to one queue's worth of positions (the argument of
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
+use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
@@ -75,7 +76,10 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         return false;
     };
     let block_bytes = recv.block(sh.me).bytes();
+    // Blocks that go by single copy take the pairwise rounds (an offer per
+    // pair; the rounds do not wait for each other).
     let linear = uniform
+        && !sh.single_copy(block_bytes)
         && match sh.params.algorithm(Coll::Alltoall) {
             Algorithm::Linear => true,
             Algorithm::Auto => block_bytes <= sh.fragment(),
@@ -93,20 +97,36 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         }
 }
 
+/// The pairwise rounds.  Each pair's block goes by single copy when its size
+/// (known to both) is large enough: the offer is made at the start of the
+/// round, the pull at its end, and the offers are settled after all rounds.
 fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
+    let mut offers = Offers::default();
+    let mut outcome = Outcome::default();
+    let mut packed = true;
     for k in 1..p {
         let (to, from) = ((me + k) % p, (me + p - k) % p);
         let op = first + k as u64;
-        let Some((mut src, out_bytes)) = sources.block(to) else {
-            return false;
-        };
         let incoming = recv.block(from);
-        let Some(mut sink) = incoming.sink() else {
-            return false;
+        let (Some((mut src, out_bytes)), Some(mut sink)) = (sources.block(to), incoming.sink())
+        else {
+            packed = false;
+            break;
         };
-        let (out, inc) = (sh.cut(out_bytes), sh.cut(incoming.bytes()));
+        let in_bytes = incoming.bytes();
+        let out = if sh.single_copy(out_bytes) {
+            offers.make(sh, &mut src, out_bytes, op, Readers::One(to));
+            sh.cut(0)
+        } else {
+            sh.cut(out_bytes)
+        };
+        let inc = sh.cut(if sh.single_copy(in_bytes) {
+            0
+        } else {
+            in_bytes
+        });
         for i in 0..out.count().max(inc.count()) {
             if i < out.count() {
                 sh.send(&mut src, out, op, i, Readers::One(to));
@@ -115,8 +135,12 @@ fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
                 sh.recv(from, &mut sink, inc, op, i);
             }
         }
+        if sh.single_copy(in_bytes) {
+            outcome.note(sh.take(from, op, &mut sink, in_bytes));
+        }
     }
-    true
+    offers.settle(sh);
+    packed && outcome.finish("MPI_Alltoall(v)")
 }
 
 fn linear_exchange(

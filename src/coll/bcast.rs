@@ -11,6 +11,7 @@
 //!   fragment out, republishes it in its own queue for its children, then
 //!   acknowledges its parent.  Fragments pipeline down the tree.
 
+use crate::coll::single_copy;
 use crate::ompi::call::Coll;
 use crate::ompi::payload::Payload;
 use crate::shm::channel::Shared;
@@ -20,8 +21,12 @@ use crate::shm::queue::Readers;
 /// when oversubscribed), the k-nomial tree beyond.
 const LINEAR_UP_TO: usize = 8;
 
-/// Broadcasts `bytes` bytes of `payload` from `root`.
-pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
+/// Broadcasts `bytes` bytes of `payload` from `root`; false when single
+/// copy failed (reported).
+pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) -> bool {
+    if sh.single_copy(bytes) {
+        return single_copy::bcast(sh, payload, bytes, root);
+    }
     let alg = sh.tree_algorithm(Coll::Bcast, LINEAR_UP_TO);
     // Linear is the k-nomial tree whose radix is the process count.
     let cut = sh.cut(bytes);
@@ -61,4 +66,5 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
             }
         }
     }
+    true
 }

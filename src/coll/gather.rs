@@ -8,7 +8,13 @@
 //! Scatter: the root streams block r to process r in round r, each round with
 //! its own operation number, so process r finds its data knowing only its own
 //! receive count (Scatterv's other counts are known to the root alone).
+//!
+//! Streams large enough go by single copy instead (`single_copy`): a sender
+//! offers its block and the root pulls it (gather), or the root offers each
+//! block and its receiver pulls it (scatter); both ends of a stream know its
+//! size, so they decide alike.
 
+use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::payload::{Payload, RootSide, TypedBuf};
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
@@ -24,16 +30,35 @@ pub(crate) fn sinks(
 }
 
 /// Receives fragment i of every stream before fragment i+1 of any, so all
-/// senders stream at once.
-pub(crate) fn receive_all(sh: &mut Shared, from: &[usize], sinks: &mut [(Payload, Cut)], op: u64) {
-    let most = sinks.iter().map(|(_, cut)| cut.count()).max().unwrap_or(0);
+/// senders stream at once; then pulls the streams that come by single copy.
+/// False when a pull failed (reported).
+pub(crate) fn receive_all(
+    sh: &mut Shared,
+    from: &[usize],
+    sinks: &mut [(Payload, Cut)],
+    op: u64,
+) -> bool {
+    let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
+    let most = sinks
+        .iter()
+        .filter(|(_, cut)| queued(sh, cut))
+        .map(|(_, cut)| cut.count())
+        .max()
+        .unwrap_or(0);
     for i in 0..most {
         for (&r, (sink, cut)) in from.iter().zip(sinks.iter_mut()) {
-            if i < cut.count() {
+            if i < cut.count() && queued(sh, cut) {
                 sh.recv(r, sink, *cut, op, i);
             }
         }
     }
+    let mut outcome = Outcome::default();
+    for (&r, (sink, cut)) in from.iter().zip(sinks.iter_mut()) {
+        if !queued(sh, cut) {
+            outcome.note(sh.take(r, op, sink, cut.bytes));
+        }
+    }
+    outcome.finish("receiving blocks")
 }
 
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
@@ -45,6 +70,12 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         let Some(mut src) = own.source() else {
             return false;
         };
+        if sh.single_copy(own.bytes()) {
+            let mut offers = Offers::default();
+            offers.make(sh, &mut src, own.bytes(), op, Readers::One(root));
+            offers.settle(sh);
+            return true;
+        }
         let cut = sh.cut(own.bytes());
         for i in 0..cut.count() {
             sh.send(&mut src, cut, op, i, Readers::One(root));
@@ -55,7 +86,9 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| root_side.block(r))) else {
         return false;
     };
-    receive_all(sh, &peers, &mut sinks, op);
+    if !receive_all(sh, &peers, &mut sinks, op) {
+        return false;
+    }
     match own {
         Some(src) => src.copy_to(&root_side.block(me)),
         None => true,
@@ -72,23 +105,35 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         let Some(mut sink) = own.sink() else {
             return false;
         };
+        if sh.single_copy(own.bytes()) {
+            let mut outcome = Outcome::default();
+            outcome.note(sh.take(root, round(me), &mut sink, own.bytes()));
+            return outcome.finish("MPI_Scatter(v)");
+        }
         let cut = sh.cut(own.bytes());
         for i in 0..cut.count() {
             sh.recv(root, &mut sink, cut, round(me), i);
         }
         return true;
     }
+    let mut offers = Offers::default();
     for k in 1..p {
         let r = (me + k) % p;
         let block = root_side.block(r);
         let Some(mut src) = block.source() else {
+            offers.settle(sh);
             return false;
         };
+        if sh.single_copy(block.bytes()) {
+            offers.make(sh, &mut src, block.bytes(), round(r), Readers::One(r));
+            continue;
+        }
         let cut = sh.cut(block.bytes());
         for i in 0..cut.count() {
             sh.send(&mut src, cut, round(r), i, Readers::One(r));
         }
     }
+    offers.settle(sh);
     match own {
         Some(dst) => root_side.block(me).copy_to(&dst),
         None => true,

@@ -13,3 +13,5 @@ pub mod reduce;
 pub mod reduce_scatter;
 pub mod reduction;
 pub mod scan;
+pub mod single_copy;
+pub mod single_copy_reduce;

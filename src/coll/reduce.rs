@@ -24,6 +24,7 @@
 //! that rank 0 needs while waiting for rank 0).
 
 use crate::coll::reduction::Reduction;
+use crate::coll::single_copy_reduce;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::shm::channel::{Cut, Shared};
@@ -44,7 +45,11 @@ pub(crate) enum Sink {
     Everybody,
 }
 
-pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
+/// False when single copy failed (reported).
+pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
+    if single_copy_reduce::applies(sh, red) {
+        return single_copy_reduce::reduce(sh, red, Some(root));
+    }
     let alg = sh.tree_algorithm(Coll::Reduce, LINEAR_UP_TO);
     let tree_root = if red.commutative { root } else { 0 };
     let sink = if tree_root == root {
@@ -53,6 +58,7 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
         Sink::Forward(root)
     };
     walk(sh, red, alg, tree_root, sink);
+    true
 }
 
 pub(crate) fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink: Sink) {

@@ -7,10 +7,22 @@ use crate::coll::{reduce_scatter, scan};
 use crate::dispatch::state::Prepared;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
+use crate::ompi::stats;
 use crate::shm::channel::Shared;
 
-/// Runs `args`; false when a buffer could not be packed or unpacked.
+/// Runs `args`; false when a buffer could not be packed or unpacked, or a
+/// single-copy pull failed.  Counts the calls that moved data by single copy
+/// (MPI_T `coll_sharm_<op>_single_copy`).
 pub fn run(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
+    let ok = run_call(sh, args, prepared);
+    if std::mem::take(&mut sh.single_used) {
+        stats::single_copy(args.coll());
+        tracing::trace!("{}: single copy (cma)", args.coll().name());
+    }
+    ok
+}
+
+fn run_call(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
     match args {
         Args::Barrier => {
             barrier::barrier(sh);
@@ -26,8 +38,7 @@ pub fn run(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
             let Some(mut payload) = payload else {
                 return false;
             };
-            bcast::bcast(sh, &mut payload, buf.bytes(), *root);
-            true
+            bcast::bcast(sh, &mut payload, buf.bytes(), *root)
         }
         Args::Reduction(r) => reduction(sh, r, prepared),
         Args::Movement(m) => movement(sh, m),
@@ -44,8 +55,8 @@ fn reduction(sh: &mut Shared, r: &ReductionArgs, prepared: Prepared) -> bool {
         commutative: r.op.commutative(),
     };
     match r.coll {
-        Coll::Reduce => reduce::reduce(sh, &red, r.root),
-        Coll::Allreduce => allreduce::allreduce(sh, &red),
+        Coll::Reduce => return reduce::reduce(sh, &red, r.root),
+        Coll::Allreduce => return allreduce::allreduce(sh, &red),
         Coll::Scan => scan::scan(sh, &red, true),
         Coll::Exscan => scan::scan(sh, &red, false),
         _ => return reduce_scatter::reduce_scatter_op(sh, &red, &r.slices),

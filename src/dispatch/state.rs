@@ -13,6 +13,7 @@ use crate::ompi::ffi::{self, Comm, Module};
 use crate::ompi::params::{HierParams, HierarchyMode, Params};
 use crate::ompi::stats;
 use crate::shm::bootstrap::PrevComponent;
+use crate::shm::calibrate;
 use crate::shm::channel::Shared;
 
 enum Status {
@@ -261,7 +262,7 @@ impl CommState {
             );
         }
         if matches!(self.status, Status::NotYet) {
-            self.status = match Shared::establish(
+            self.status = match calibrate::establish(
                 &PrevComponent { module, comm },
                 self.rank,
                 self.size,

@@ -31,6 +31,7 @@ use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm};
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
+use crate::shm::calibrate;
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
 
@@ -194,7 +195,7 @@ impl Group {
             };
             let index = self.members.iter().position(|&r| r == me).expect("member");
             let label = format!("hierarchy group {:?}", self.members);
-            self.transport = match Shared::establish(&boot, index, self.members.len(), &label) {
+            self.transport = match calibrate::establish(&boot, index, self.members.len(), &label) {
                 Ok(mut sh) => {
                     // A level override picks sharm's flat or tree algorithms.
                     let queue_alg = match self.algorithm {
@@ -292,8 +293,8 @@ fn reduce_group(
             comb: ops.comb,
             commutative: ops.commutative,
         };
-        queue_reduce::reduce(sh, &red, 0);
-        return Some(leader);
+        // A failed single-copy pull is a transfer error like any other.
+        return queue_reduce::reduce(sh, &red, 0).then_some(leader);
     }
     let group = &grp.members[..];
     let tag = ffi::tag_reduce();
@@ -355,8 +356,7 @@ fn bcast_group(
     let alg = grp.algorithm.unwrap_or(alg);
     if let Some(sh) = grp.shared(comm, me) {
         let bytes = buf.len();
-        queue_bcast::bcast(sh, &mut Payload::Contiguous(buf.as_mut_ptr()), bytes, 0);
-        return true;
+        return queue_bcast::bcast(sh, &mut Payload::Contiguous(buf.as_mut_ptr()), bytes, 0);
     }
     let group = &grp.members[..];
     let tag = ffi::tag_bcast();

@@ -20,6 +20,9 @@ pub struct RawParams {
     pub shared_memory_budget: u64,
     pub reduction_kernels: i32,
     pub reserved: i32,
+    pub single_copy: i32,
+    pub calibrate: i32,
+    pub single_copy_min_size: u64,
 }
 
 /// Mirror of `struct sharm_hier_params`.

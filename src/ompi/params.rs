@@ -70,6 +70,23 @@ const ALLREDUCE_FORMS: Table<AllreduceForm> = &[
     ),
 ];
 
+/// How large streams move between processes (`coll_sharm_single_copy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SingleCopyMode {
+    /// CMA when permitted and (with calibration) faster.
+    Auto,
+    /// Always the queues.
+    None,
+    /// process_vm_readv whenever permitted.
+    Cma,
+}
+
+const SINGLE_COPY_MODES: Table<SingleCopyMode> = &[
+    (0, "auto", SingleCopyMode::Auto),
+    (1, "none", SingleCopyMode::None),
+    (2, "cma", SingleCopyMode::Cma),
+];
+
 /// Decodes a stored value; an unknown one (only possible when the glue's
 /// tables changed without this file) is reported and replaced by `default`.
 fn decode<T: Copy>(table: Table<T>, what: &str, value: i32, default: T) -> T {
@@ -111,6 +128,7 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
             "group_algorithm" => check(GROUP_ALGORITHMS, value, name),
             "hierarchy_allreduce" => check(ALLREDUCE_FORMS, value, name),
             "reduction_kernels" => check(KERNEL_SOURCES, value, name),
+            "single_copy" => check(SINGLE_COPY_MODES, value, name),
             other => Err(format!(
                 "the glue has a table of kind '{other}' Rust does not know"
             )),
@@ -132,6 +150,11 @@ pub struct Params {
     /// Largest message sharm serves (bytes); `None` = no limit.
     pub max_message_size: Option<u64>,
     pub shared_memory_budget: u64,
+    pub single_copy: SingleCopyMode,
+    /// Streams below this many bytes use the queues.
+    pub single_copy_min_size: usize,
+    /// `auto` times both paths at the first segment set-up.
+    pub calibrate: bool,
     /// Who combines reduction operands (`coll_sharm_reduction_kernels`).
     pub reduction_kernels: KernelSource,
 }
@@ -165,6 +188,14 @@ impl Params {
                 raw.reduction_kernels,
                 KernelSource::Sharm,
             ),
+            single_copy: decode(
+                SINGLE_COPY_MODES,
+                "coll_sharm_single_copy",
+                raw.single_copy,
+                SingleCopyMode::Auto,
+            ),
+            single_copy_min_size: usize::try_from(raw.single_copy_min_size).unwrap_or(usize::MAX),
+            calibrate: raw.calibrate != 0,
         }
     }
 
@@ -282,7 +313,9 @@ mod tests {
         // A name Rust does not know.
         assert!(check_entries(&[entry("algorithm", 2, "binomial")]).is_err());
         // A table kind Rust does not know, and no tables at all.
-        assert!(check_entries(&[entry("single_copy", 0, "auto")]).is_err());
+        assert!(check_entries(&[entry("teleport", 0, "auto")]).is_err());
+        assert_eq!(check_entries(&[entry("single_copy", 2, "cma")]), Ok(()));
+        assert!(check_entries(&[entry("single_copy", 2, "xpmem")]).is_err());
         assert!(check_entries(&[]).is_err());
     }
 

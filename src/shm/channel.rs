@@ -21,6 +21,7 @@ use crate::shm::layout::Layout;
 use crate::shm::queue::{Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
+use crate::shm::single_state::SingleCopy;
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
@@ -46,6 +47,12 @@ pub struct Shared {
     pub kids: Vec<usize>,
     /// The tree `kids` holds: (algorithm, root, parent).
     pub last_tree: Option<(Algorithm, usize, Option<usize>)>,
+    /// Single copy (CMA) for large streams, when permitted and wanted
+    /// (decided at set-up, alike on all processes: `calibrate::setup`).
+    pub single: Option<SingleCopy>,
+    /// Set when this process made or accepted an offer (single copy); the
+    /// dispatcher counts and clears it after each call.
+    pub single_used: bool,
 }
 
 impl Shared {
@@ -151,7 +158,7 @@ impl Shared {
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
         // lives as long as `segment`, which `Shared` owns alongside `queues`.
         let queues = unsafe { Queues::new(segment.base(), layout) };
-        Ok(Shared {
+        let shared = Shared {
             segment,
             queues,
             writer: Writer::new(me, layout.s, p),
@@ -164,7 +171,10 @@ impl Shared {
             scratch: Scratch::new(layout.f * layout.s),
             kids: Vec::with_capacity(p),
             last_tree: None,
-        })
+            single: None,
+            single_used: false,
+        };
+        Ok(shared)
     }
 
     /// Number of the next collective phase; identical on every process.

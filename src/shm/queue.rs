@@ -274,6 +274,17 @@ impl Writer {
         q.buffer(self.me, k, len)
     }
 
+    /// Waits until every reader of what `pos` holds acknowledged it (or
+    /// anything published after it).  A single-copy writer calls it before
+    /// handing its buffer back to the application: the acknowledgement is
+    /// the readers' word that they finished pulling from that buffer.
+    pub fn settle(&mut self, q: &Queues, waiter: &Waiter, pos: Pos) {
+        let (k, _) = q.place(pos);
+        for slot in k..k + pos.width {
+            self.wait_free(q, waiter, slot);
+        }
+    }
+
     /// Waits until every reader of slot `k`'s current content acknowledged it.
     fn wait_free(&mut self, q: &Queues, waiter: &Waiter, k: usize) {
         let pending = &mut self.pending[k];

@@ -1,0 +1,238 @@
+//! Whether a channel moves large streams by single copy, decided once when
+//! its segment is set up (collective among its processes):
+//!
+//! 1. `coll_sharm_single_copy none`: never.
+//! 2. Detection: every process offers a probe word and pulls its right
+//!    neighbour's with CMA; all agree (minimum) that every pull worked.  A
+//!    refusal (ptrace scope, a container's seccomp filter or missing
+//!    capability, different users) is said at `coll_sharm_verbose >= 1`.
+//! 3. `cma`, or `auto` without calibration: single copy from
+//!    `coll_sharm_single_copy_min_size`.
+//! 4. `auto` with `coll_sharm_calibrate 1`: ranks 0 and 1 time both paths on
+//!    a few sizes (a few ms; once per process, later channels reuse rank 0's
+//!    result), rank 0 picks the smallest size from which single copy wins at
+//!    every larger size measured, and all adopt it (printed at verbose >= 10).
+//!    The machine's state decides, not a threshold fixed in advance: on one
+//!    day two copies through cache-resident slots beat CMA, on another CMA
+//!    wins from 256 KiB.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tracing::{debug, info};
+
+use crate::ompi::params::SingleCopyMode;
+use crate::ompi::payload::Payload;
+use crate::shm::bootstrap::Bootstrap;
+use crate::shm::channel::Shared;
+use crate::shm::cma;
+use crate::shm::queue::Readers;
+use crate::shm::single::SingleCopy;
+
+/// Sizes timed by the calibration (ascending).
+const SIZES: [usize; 3] = [256 << 10, 1 << 20, 4 << 20];
+/// Rounds over all sizes and both paths (the fastest of each counts).
+const ROUNDS: usize = 2;
+/// Phases the calibration uses: a warm-up of each path, then the rounds.
+const CALIBRATION_OPS: usize = 2 + ROUNDS * SIZES.len() * 2;
+
+/// rank 0's calibrated threshold in this process (`u64::MAX`: never).
+static CALIBRATED: OnceLock<u64> = OnceLock::new();
+
+/// The word every process offers for the detection probe: a value the
+/// reader can check (it depends on the offering process's pid).  A static,
+/// so it certainly lives in memory while peers read it.
+static PROBE: AtomicU64 = AtomicU64::new(0);
+const PROBE_MAGIC: u64 = 0x5348_4152_4d43_4d41; // "SHARMCMA"
+
+/// Establishes a channel (`Shared::establish`) and decides its single-copy
+/// state: the set-up every user of a channel goes through.  Calibration runs
+/// over the channel itself, so it sits above it rather than inside it.
+pub fn establish(boot: &dyn Bootstrap, me: usize, p: usize, label: &str) -> Result<Shared, String> {
+    let mut shared = Shared::establish(boot, me, p, label)?;
+    shared.single = setup(&mut shared, boot, label);
+    shared.single_used = false;
+    Ok(shared)
+}
+
+/// Decides a freshly established channel's single-copy state (collective
+/// among the channel's processes, through `boot` and the channel itself).
+pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<SingleCopy> {
+    let params = sh.params;
+    if params.single_copy == SingleCopyMode::None {
+        debug!("{label}: single copy off (coll_sharm_single_copy none)");
+        return None;
+    }
+    let probed = probe(sh);
+    if let Err(e) = &probed {
+        info!(
+            "{label}: CMA probe of rank {} failed: {e}",
+            (sh.me + 1) % sh.p
+        );
+    }
+    if boot.agree_min(probed.is_ok() as i32) != Some(1) {
+        info!("{label}: single copy (cma) not permitted between all its processes (ptrace scope, container, users); large messages use the queues");
+        return None;
+    }
+    let min = params.single_copy_min_size;
+    if params.single_copy == SingleCopyMode::Cma || !params.calibrate {
+        debug!("{label}: single copy (cma) from {min} bytes");
+        return Some(SingleCopy::new(min));
+    }
+    let threshold = calibrated(sh, boot, label)?;
+    if threshold == u64::MAX {
+        debug!("{label}: single copy (cma) off: the queues were faster at every calibrated size");
+        return None;
+    }
+    let from = min.max(usize::try_from(threshold).unwrap_or(usize::MAX));
+    debug!("{label}: single copy (cma) from {from} bytes (calibrated)");
+    Some(SingleCopy::new(from))
+}
+
+/// Every process pulls its right neighbour's probe word (collective).
+fn probe(sh: &mut Shared) -> Result<(), String> {
+    let (me, p) = (sh.me, sh.p);
+    let pid = cma::pid();
+    PROBE.store(PROBE_MAGIC ^ pid as u64, Ordering::Relaxed);
+    let op = sh.next_op();
+    // Our left neighbour reads us; the offer's Release store publishes PROBE.
+    let pos = sh.offer(PROBE.as_ptr().cast(), 8, op, Readers::One((me + p - 1) % p));
+    let from = (me + 1) % p;
+    let pulled = sh.accept(from, op).and_then(|(remote, frag)| {
+        let mut word = 0u64;
+        // SAFETY: `word` is ours and holds 8 bytes.
+        let read = unsafe { remote.pull(0, (&mut word as *mut u64).cast(), 8) };
+        sh.done(from, frag);
+        read?;
+        if word == PROBE_MAGIC ^ remote.pid as u64 {
+            Ok(())
+        } else {
+            Err(format!("read {word:#x}, not the probe word"))
+        }
+    });
+    sh.settle(pos);
+    pulled
+}
+
+/// rank 0's threshold: cached, or measured now by ranks 0 and 1.
+fn calibrated(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<u64> {
+    // [known, threshold]: whether rank 0 calibrated before, and its result.
+    let mut cached = [0u8; 9];
+    if let (0, Some(t)) = (sh.me, CALIBRATED.get()) {
+        cached[0] = 1;
+        cached[1..].copy_from_slice(&t.to_le_bytes());
+    }
+    if !boot.bcast_bytes(&mut cached) {
+        return None;
+    }
+    let threshold = if cached[0] == 1 {
+        u64::from_le_bytes(cached[1..].try_into().expect("8 bytes"))
+    } else {
+        let first = sh.next_ops(CALIBRATION_OPS);
+        let mut result = [0u8; 8];
+        match sh.me {
+            0 => {
+                let t = time_as_writer(sh, first, label);
+                result = t.to_le_bytes();
+            }
+            1 => time_as_reader(sh, first),
+            _ => {}
+        }
+        if !boot.bcast_bytes(&mut result) {
+            return None;
+        }
+        u64::from_le_bytes(result)
+    };
+    Some(*CALIBRATED.get_or_init(|| threshold))
+}
+
+/// The phases of the calibration, in order: (size, by single copy).
+fn schedule() -> impl Iterator<Item = (usize, bool)> {
+    let warm_up = [(SIZES[0], false), (SIZES[0], true)];
+    let rounds = (0..ROUNDS).flat_map(|round| {
+        // Alternate which path goes first, so neither always runs warmer.
+        SIZES
+            .iter()
+            .flat_map(move |&s| [(s, round % 2 == 1), (s, round % 2 == 0)])
+    });
+    warm_up.into_iter().chain(rounds)
+}
+
+/// Rank 0: sends every phase to rank 1 and times it until rank 1
+/// acknowledged the last byte; returns the threshold.
+fn time_as_writer(sh: &mut Shared, first: u64, label: &str) -> u64 {
+    let largest = SIZES[SIZES.len() - 1];
+    let src: Vec<u8> = (0..largest).map(|i| (i % 251) as u8).collect();
+    let mut best = [[Duration::MAX; 2]; SIZES.len()];
+    for (k, (bytes, single)) in schedule().enumerate() {
+        let op = first + k as u64;
+        let started = Instant::now();
+        if single {
+            let pos = sh.offer(src.as_ptr(), bytes, op, Readers::One(1));
+            sh.settle(pos);
+        } else {
+            let mut payload = Payload::Contiguous(src.as_ptr() as *mut u8);
+            let cut = sh.cut(bytes);
+            for i in 0..cut.count() {
+                sh.send(&mut payload, cut, op, i, Readers::One(1));
+            }
+            sh.settle(cut.pos(op, cut.count() - 1));
+        }
+        let took = started.elapsed();
+        if k >= 2 {
+            let i = SIZES.iter().position(|&s| s == bytes).expect("a size");
+            let b = &mut best[i][single as usize];
+            *b = (*b).min(took);
+        }
+    }
+    let mut threshold = u64::MAX;
+    for (i, &[queues, single]) in best.iter().enumerate().rev() {
+        if single >= queues {
+            break;
+        }
+        threshold = SIZES[i] as u64;
+    }
+    let table: Vec<String> = SIZES
+        .iter()
+        .zip(best.iter())
+        .map(|(s, [q, c])| {
+            format!(
+                "{} KiB queues {:.1} us cma {:.1} us",
+                s >> 10,
+                q.as_secs_f64() * 1e6,
+                c.as_secs_f64() * 1e6
+            )
+        })
+        .collect();
+    let verdict = match threshold {
+        u64::MAX => "single copy never".to_owned(),
+        t => format!("single copy from {t} bytes"),
+    };
+    debug!(
+        "{label}: calibration (ranks 0-1): {}; {verdict}",
+        table.join(", ")
+    );
+    threshold
+}
+
+/// Rank 1: receives every phase of `time_as_writer`.
+fn time_as_reader(sh: &mut Shared, first: u64) {
+    let mut dst = vec![1u8; SIZES[SIZES.len() - 1]];
+    for (k, (bytes, single)) in schedule().enumerate() {
+        let op = first + k as u64;
+        let mut payload = Payload::Contiguous(dst.as_mut_ptr());
+        if single {
+            if let Err(e) = sh.take(0, op, &mut payload, bytes) {
+                // Detection passed a moment ago; a failure now is reported
+                // and the timing is worthless but harmless.
+                info!("CMA failed during calibration: {e}");
+            }
+        } else {
+            let cut = sh.cut(bytes);
+            for i in 0..cut.count() {
+                sh.recv(0, &mut payload, cut, op, i);
+            }
+        }
+    }
+}

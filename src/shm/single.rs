@@ -1,0 +1,130 @@
+//! The single-copy protocol over the queues: instead of streaming a buffer
+//! through its queue, a writer publishes where the buffer is (an *offer*: pid,
+//! address, length — 24 bytes, inline in the slot header), every reader pulls
+//! what it needs straight into its own buffer with CMA, in parallel, and then
+//! acknowledges the offer like any fragment.  The writer *settles* (waits for
+//! those acknowledgements) before its buffer goes back to the application.
+//!
+//! Ordering: the writer's buffer is complete before the Release store that
+//! publishes the offer; a reader's Acquire load of it precedes its system
+//! call in program order, and the kernel's copy runs inside that call (on
+//! the cache-coherent machines this runs on, what the writer stored before
+//! its Release store is what the kernel reads).  The reader acknowledges with
+//! a Release store after the call returned, and the writer's settle is an
+//! Acquire load of that acknowledgement: its later writes to the buffer come
+//! after the pull.
+//!
+//! Which streams go this way is decided per stream from its byte count,
+//! which both ends of the stream know (`Shared::single_copy`); a
+//! non-contiguous source is packed into a private buffer first, a
+//! non-contiguous sink is filled through a staging buffer, so both ends need
+//! not agree on their datatypes' layout.
+
+use crate::ompi::payload::Payload;
+use crate::shm::channel::Shared;
+use crate::shm::cma::{self, Remote};
+use crate::shm::queue::{Incoming, Pos, Readers};
+
+pub use crate::shm::single_state::{Exposed, SingleCopy, CHUNK};
+
+impl Shared {
+    /// Whether a stream of `bytes` bytes goes by single copy.  Both ends of a
+    /// stream know its size, so they decide alike.
+    #[inline]
+    pub fn single_copy(&self, bytes: usize) -> bool {
+        bytes > 0 && self.single.as_ref().is_some_and(|s| bytes >= s.min_size)
+    }
+
+    /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of
+    /// our queue; returns the position to `settle` on.
+    pub fn offer(&mut self, addr: *const u8, len: usize, op: u64, readers: Readers<'_>) -> Pos {
+        self.single_used = true;
+        let pos = Pos::new(op, 0);
+        let remote = Remote {
+            pid: cma::pid(),
+            addr: addr as usize,
+            len,
+        }
+        .encode();
+        let dst = self
+            .writer
+            .reserve(&self.queues, &self.waiter, pos, remote.len());
+        // SAFETY: `dst` is our reserved slot (inline) of >= 24 bytes.
+        unsafe { std::ptr::copy_nonoverlapping(remote.as_ptr(), dst, remote.len()) };
+        self.writer
+            .publish(&self.queues, pos, remote.len(), readers);
+        pos
+    }
+
+    /// Waits until the readers of the offer at `pos` finished pulling.
+    pub fn settle(&mut self, pos: Pos) {
+        self.writer.settle(&self.queues, &self.waiter, pos);
+    }
+
+    /// Waits for `from`'s offer at (`op`, 0).  Release it with `done`.
+    pub fn accept(&mut self, from: usize, op: u64) -> Result<(Remote, Incoming), String> {
+        self.single_used = true;
+        let frag = self.queues.receive(&self.waiter, from, Pos::new(op, 0));
+        // SAFETY: the fragment stays valid until released.
+        match Remote::decode(unsafe { frag.bytes() }) {
+            Some(r) => Ok((r, frag)),
+            None => {
+                self.done(from, frag);
+                Err(format!(
+                    "rank {from} published {} bytes where an offer was expected",
+                    frag.len
+                ))
+            }
+        }
+    }
+
+    /// Acknowledges an accepted offer: we no longer read its buffer.
+    pub fn done(&mut self, from: usize, frag: Incoming) {
+        self.queues.release(self.me, from, frag);
+    }
+
+    /// Receives `from`'s offer at (`op`, 0) of exactly `bytes` bytes into the
+    /// stream `sink`, and acknowledges it.
+    pub fn take(
+        &mut self,
+        from: usize,
+        op: u64,
+        sink: &mut Payload,
+        bytes: usize,
+    ) -> Result<(), String> {
+        let (remote, frag) = self.accept(from, op)?;
+        let result = if remote.len != bytes {
+            Err(format!(
+                "rank {from} offered {} bytes, {bytes} expected",
+                remote.len
+            ))
+        } else {
+            self.pull_into(&remote, sink)
+        };
+        self.done(from, frag);
+        result
+    }
+
+    /// Copies all of `remote` into the stream `sink`.
+    fn pull_into(&mut self, remote: &Remote, sink: &mut Payload) -> Result<(), String> {
+        match sink {
+            // SAFETY: the application's buffer holds the stream's bytes.
+            Payload::Contiguous(base) => unsafe { remote.pull(0, *base, remote.len) },
+            _ => {
+                let stage = self.single.as_ref().expect("single copy is on").stage();
+                let mut at = 0;
+                while at < remote.len {
+                    let n = CHUNK.min(remote.len - at);
+                    // SAFETY: the stage holds CHUNK bytes; unpacking takes the
+                    // stream's pieces in order.
+                    unsafe {
+                        remote.pull(at, stage, n)?;
+                        sink.write(at, stage, n);
+                    }
+                    at += n;
+                }
+                Ok(())
+            }
+        }
+    }
+}

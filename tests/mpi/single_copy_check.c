@@ -1,0 +1,482 @@
+/*
+ * Checks sharm's single-copy (CMA) path: every collective it serves that way
+ * (Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v), Reduce,
+ * Allreduce), with MPI_IN_PLACE, unequal v-counts, a non-contiguous datatype
+ * on one side and a non-commutative operation.  Results are compared with
+ * values computed here; the MPI_T counter coll_sharm_<op>_single_copy must
+ * grow around every large call when argv[1] is "cma" and never when it is
+ * "queues", and never for a small call (below the min size the tests set:
+ * 4096 bytes).
+ *
+ *   single_copy_check cma|queues|any [undumpable]
+ *
+ * ("any": results only, e.g. when a calibration chose the path).
+ *
+ * "undumpable" makes every process non-dumpable before MPI_Init: without
+ * CAP_SYS_PTRACE no peer may then read its memory (the refusal test).
+ * Prints "single_copy_check: OK np=N mode=M" on success.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+static int rank, size, expect_cma, failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: ", rank);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* ---- MPI_T: coll_sharm_<op>_single_copy ---- */
+static MPI_T_pvar_session session;
+
+static MPI_T_pvar_handle pvar(const char *op)
+{
+    char want[128];
+    snprintf(want, sizeof(want), "coll_sharm_%s_single_copy", op);
+    int n;
+    MPI_T_pvar_get_num(&n);
+    for (int i = 0; i < n; i++) {
+        char name[256], desc[256];
+        int nlen = sizeof(name), dlen = sizeof(desc), verb, cls, bind, ro, cont, atomic;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro,
+                                &cont, &atomic) == MPI_SUCCESS &&
+            strcmp(name, want) == 0) {
+            MPI_T_pvar_handle h;
+            int count;
+            MPI_T_pvar_handle_alloc(session, i, NULL, &h, &count);
+            return h;
+        }
+    }
+    fprintf(stderr, "rank %d: no MPI_T variable %s (is sharm loaded?)\n", rank, want);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return MPI_T_PVAR_HANDLE_NULL;
+}
+
+static unsigned long long read_pvar(MPI_T_pvar_handle h)
+{
+    unsigned long long v = 0;
+    MPI_T_pvar_read(session, h, &v);
+    return v;
+}
+
+/* Runs `call` and checks the op's single-copy counter moved as expected. */
+#define COUNTED(opname, large, call)                                                               \
+    do {                                                                                           \
+        MPI_T_pvar_handle h_ = pvar(opname);                                                       \
+        unsigned long long before_ = read_pvar(h_);                                                \
+        call;                                                                                      \
+        unsigned long long moved_ = read_pvar(h_) - before_;                                       \
+        int want_ = (large) && expect_cma == 1;                                                    \
+        CHECK(expect_cma < 0 || (want_ ? moved_ >= 1 : moved_ == 0),                               \
+              "%s (%s): single-copy counter moved by %llu", opname, (large) ? "large" : "small",   \
+              moved_);                                                                             \
+        MPI_T_pvar_handle_free(session, &h_);                                                      \
+    } while (0)
+
+static int val(int r, long i) { return (int) (r * 1000003L + i * 7 + 1); }
+
+/* Elements for rank r in the v-variants: unequal, all large. */
+static int vcount(int r, int n) { return n + r * 1237; }
+
+static void test_bcast(int n, int large)
+{
+    for (int root = 0; root < size; root++) {
+        int *buf = malloc(sizeof(int) * n);
+        for (int i = 0; i < n; i++)
+            buf[i] = rank == root ? val(root, i) : -1;
+        COUNTED("bcast", large, MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++)
+            if (buf[i] != val(root, i)) {
+                CHECK(0, "bcast n=%d root=%d: [%d] = %d", n, root, i, buf[i]);
+                break;
+            }
+        free(buf);
+    }
+}
+
+/* Bcast with a strided vector at the root and contiguous ints elsewhere:
+ * the root's buffer is packed before it is offered. */
+static void test_bcast_vector(int n)
+{
+    MPI_Datatype every_other;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int *buf = malloc(sizeof(int) * 2 * n);
+    for (int i = 0; i < 2 * n; i++)
+        buf[i] = rank == 0 ? (i % 2 ? -7 : val(0, i / 2)) : -1;
+    if (rank == 0)
+        COUNTED("bcast", 1, MPI_Bcast(buf, 1, every_other, 0, MPI_COMM_WORLD));
+    else
+        COUNTED("bcast", 1, MPI_Bcast(buf, n, MPI_INT, 0, MPI_COMM_WORLD));
+    if (rank != 0)
+        for (int i = 0; i < n; i++)
+            if (buf[i] != val(0, i)) {
+                CHECK(0, "bcast vector: [%d] = %d", i, buf[i]);
+                break;
+            }
+    /* And the other way: contiguous root, strided receivers (unpacked
+     * through the staging buffer). */
+    for (int i = 0; i < 2 * n; i++)
+        buf[i] = rank == 0 ? val(0, i) : -1;
+    if (rank == 0)
+        COUNTED("bcast", 1, MPI_Bcast(buf, n, MPI_INT, 0, MPI_COMM_WORLD));
+    else
+        COUNTED("bcast", 1, MPI_Bcast(buf, 1, every_other, 0, MPI_COMM_WORLD));
+    if (rank != 0)
+        for (int i = 0; i < 2 * n; i++) {
+            int want = i % 2 ? -1 : val(0, i / 2);
+            if (buf[i] != want) {
+                CHECK(0, "bcast into vector: [%d] = %d, want %d", i, buf[i], want);
+                break;
+            }
+        }
+    free(buf);
+    MPI_Type_free(&every_other);
+}
+
+static void test_gather(int n, int large, int in_place)
+{
+    int root = size - 1;
+    int *mine = malloc(sizeof(int) * n), *all = malloc(sizeof(int) * n * size);
+    for (int i = 0; i < n; i++)
+        mine[i] = val(rank, i);
+    for (long i = 0; i < (long) n * size; i++)
+        all[i] = rank == root && in_place ? val((int) (i / n), i % n) : -1;
+    const void *s = rank == root && in_place ? MPI_IN_PLACE : mine;
+    COUNTED("gather", large, MPI_Gather(s, n, MPI_INT, all, n, MPI_INT, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (long i = 0; i < (long) n * size; i++)
+            if (all[i] != val((int) (i / n), i % n)) {
+                CHECK(0, "gather n=%d in_place=%d: [%ld] = %d", n, in_place, i, all[i]);
+                break;
+            }
+    free(mine);
+    free(all);
+}
+
+static void test_gatherv_scatterv(int n)
+{
+    int root = 1 % size, total = 0;
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+    for (int r = 0; r < size; r++) {
+        counts[r] = vcount(r, n);
+        displs[r] = total + 3; /* gaps between blocks stay untouched */
+        total += counts[r] + 3;
+    }
+    int *mine = malloc(sizeof(int) * counts[rank]), *all = malloc(sizeof(int) * total);
+    for (int i = 0; i < counts[rank]; i++)
+        mine[i] = val(rank, i);
+    for (int i = 0; i < total; i++)
+        all[i] = -5;
+    COUNTED("gatherv", 1,
+            MPI_Gatherv(mine, counts[rank], MPI_INT, all, counts, displs, MPI_INT, root,
+                        MPI_COMM_WORLD));
+    if (rank == root)
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < counts[r]; i++)
+                if (all[displs[r] + i] != val(r, i)) {
+                    CHECK(0, "gatherv: block %d [%d] = %d", r, i, all[displs[r] + i]);
+                    r = size;
+                    break;
+                }
+    /* Scatterv back, the root's own block in place. */
+    for (int i = 0; i < counts[rank]; i++)
+        mine[i] = rank == root ? val(rank, i) : -1;
+    if (rank == root)
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < counts[r]; i++)
+                all[displs[r] + i] = val(r, i) ^ 0x5a5a;
+    void *rb = rank == root ? MPI_IN_PLACE : (void *) mine;
+    COUNTED("scatterv", 1,
+            MPI_Scatterv(all, counts, displs, MPI_INT, rb, counts[rank], MPI_INT, root,
+                         MPI_COMM_WORLD));
+    if (rank != root)
+        for (int i = 0; i < counts[rank]; i++)
+            if (mine[i] != (val(rank, i) ^ 0x5a5a)) {
+                CHECK(0, "scatterv: [%d] = %d", i, mine[i]);
+                break;
+            }
+    free(mine);
+    free(all);
+    free(counts);
+    free(displs);
+}
+
+static void test_scatter(int n, int large)
+{
+    int root = 0;
+    int *all = malloc(sizeof(int) * n * size), *mine = malloc(sizeof(int) * n);
+    for (long i = 0; i < (long) n * size; i++)
+        all[i] = val((int) (i / n), i % n) + 11;
+    for (int i = 0; i < n; i++)
+        mine[i] = -1;
+    COUNTED("scatter", large, MPI_Scatter(all, n, MPI_INT, mine, n, MPI_INT, root, MPI_COMM_WORLD));
+    for (int i = 0; i < n; i++)
+        if (mine[i] != val(rank, i) + 11) {
+            CHECK(0, "scatter n=%d: [%d] = %d", n, i, mine[i]);
+            break;
+        }
+    free(all);
+    free(mine);
+}
+
+static void test_allgather(int n, int large, int in_place, int v)
+{
+    int total = 0;
+    int *counts = malloc(sizeof(int) * size), *displs = malloc(sizeof(int) * size);
+    for (int r = 0; r < size; r++) {
+        counts[r] = v ? vcount(r, n) : n;
+        displs[r] = total;
+        total += counts[r];
+    }
+    int *mine = malloc(sizeof(int) * counts[rank]), *all = malloc(sizeof(int) * total);
+    for (int i = 0; i < counts[rank]; i++)
+        mine[i] = val(rank, i);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            all[displs[r] + i] = in_place && r == rank ? val(r, i) : -1;
+    const void *s = in_place ? MPI_IN_PLACE : mine;
+    if (v)
+        COUNTED("allgatherv", large,
+                MPI_Allgatherv(s, counts[rank], MPI_INT, all, counts, displs, MPI_INT,
+                               MPI_COMM_WORLD));
+    else
+        COUNTED("allgather", large,
+                MPI_Allgather(s, n, MPI_INT, all, n, MPI_INT, MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            if (all[displs[r] + i] != val(r, i)) {
+                CHECK(0, "allgather%s n=%d in_place=%d: block %d [%d] = %d", v ? "v" : "", n,
+                      in_place, r, i, all[displs[r] + i]);
+                r = size;
+                break;
+            }
+    free(mine);
+    free(all);
+    free(counts);
+    free(displs);
+}
+
+/* Block from s to d in the Alltoall(v) tests. */
+static int a2a(int s, int d, int i) { return val(s, i) * 3 + d; }
+
+static void test_alltoall(int n, int large, int in_place)
+{
+    int *sb = malloc(sizeof(int) * n * size), *rb = malloc(sizeof(int) * n * size);
+    for (int d = 0; d < size; d++)
+        for (int i = 0; i < n; i++) {
+            sb[d * n + i] = a2a(rank, d, i);
+            rb[d * n + i] = in_place ? a2a(rank, d, i) : -1;
+        }
+    COUNTED("alltoall", large,
+            MPI_Alltoall(in_place ? MPI_IN_PLACE : sb, n, MPI_INT, rb, n, MPI_INT,
+                         MPI_COMM_WORLD));
+    for (int s = 0; s < size; s++)
+        for (int i = 0; i < n; i++)
+            if (rb[s * n + i] != a2a(s, rank, i)) {
+                CHECK(0, "alltoall n=%d in_place=%d: from %d [%d] = %d", n, in_place, s, i,
+                      rb[s * n + i]);
+                s = size;
+                break;
+            }
+    free(sb);
+    free(rb);
+}
+
+static void test_alltoallv(int n)
+{
+    /* Pair (s, d) moves vcount(s + d, n) elements. */
+    int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size);
+    int *rc = malloc(sizeof(int) * size), *rd = malloc(sizeof(int) * size);
+    int st = 0, rt = 0;
+    for (int r = 0; r < size; r++) {
+        sc[r] = vcount(rank + r, n);
+        sd[r] = st;
+        st += sc[r];
+        rc[r] = vcount(r + rank, n);
+        rd[r] = rt;
+        rt += rc[r];
+    }
+    int *sb = malloc(sizeof(int) * st), *rb = malloc(sizeof(int) * rt);
+    for (int d = 0; d < size; d++)
+        for (int i = 0; i < sc[d]; i++)
+            sb[sd[d] + i] = a2a(rank, d, i);
+    for (int i = 0; i < rt; i++)
+        rb[i] = -1;
+    COUNTED("alltoallv", 1,
+            MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, MPI_COMM_WORLD));
+    for (int s = 0; s < size; s++)
+        for (int i = 0; i < rc[s]; i++)
+            if (rb[rd[s] + i] != a2a(s, rank, i)) {
+                CHECK(0, "alltoallv: from %d [%d] = %d", s, i, rb[rd[s] + i]);
+                s = size;
+                break;
+            }
+    free(sb);
+    free(rb);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+}
+
+/* Affine maps x -> m·x + c composed: associative, not commutative.
+ * inout = in ∘ inout (MPI's order: the left operand is `in`). */
+static void compose(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void) dt;
+    uint32_t *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) {
+        uint32_t m = a[2 * i] * b[2 * i], c = a[2 * i] * b[2 * i + 1] + a[2 * i + 1];
+        b[2 * i] = m;
+        b[2 * i + 1] = c;
+    }
+}
+
+static void test_reductions(int n, int large)
+{
+    long *sb = malloc(sizeof(long) * n), *rb = malloc(sizeof(long) * n);
+    for (int root = 0; root < size; root += size - 1 ? size - 1 : 1) {
+        for (int in_place = 0; in_place < 2; in_place++) {
+            for (int i = 0; i < n; i++) {
+                sb[i] = val(rank, i);
+                rb[i] = in_place && rank == root ? val(rank, i) : -1;
+            }
+            const void *s = in_place && rank == root ? MPI_IN_PLACE : sb;
+            COUNTED("reduce", large, MPI_Reduce(s, rb, n, MPI_LONG, MPI_SUM, root, MPI_COMM_WORLD));
+            if (rank == root)
+                for (int i = 0; i < n; i++) {
+                    long want = 0;
+                    for (int r = 0; r < size; r++)
+                        want += val(r, i);
+                    if (rb[i] != want) {
+                        CHECK(0, "reduce n=%d root=%d in_place=%d: [%d] = %ld, want %ld", n, root,
+                              in_place, i, rb[i], want);
+                        break;
+                    }
+                }
+        }
+    }
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < n; i++) {
+            sb[i] = val(rank, i);
+            rb[i] = in_place ? val(rank, i) : -1;
+        }
+        COUNTED("allreduce", large,
+                MPI_Allreduce(in_place ? MPI_IN_PLACE : sb, rb, n, MPI_LONG, MPI_MAX,
+                              MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++)
+            if (rb[i] != val(size - 1, i)) {
+                CHECK(0, "allreduce n=%d in_place=%d: [%d] = %ld", n, in_place, i, rb[i]);
+                break;
+            }
+    }
+    free(sb);
+    free(rb);
+
+    /* Non-commutative: pairs (m, c), composed in rank order. */
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_UINT32_T, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Op op;
+    MPI_Op_create(compose, 0, &op);
+    uint32_t *x = malloc(8 * (size_t) n), *y = malloc(8 * (size_t) n), *z = malloc(8 * (size_t) n);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < n; i++) {
+            x[2 * i] = 2 * (uint32_t) val(rank, i) + 1;
+            x[2 * i + 1] = (uint32_t) val(rank, i) ^ 77u;
+            y[2 * i] = x[2 * i];
+            y[2 * i + 1] = x[2 * i + 1];
+        }
+        COUNTED("allreduce", large,
+                MPI_Allreduce(in_place ? MPI_IN_PLACE : x, y, n, pair, op, MPI_COMM_WORLD));
+        int root = size - 1;
+        memset(z, 0, 8 * (size_t) n);
+        COUNTED("reduce", large, MPI_Reduce(x, z, n, pair, op, root, MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++) {
+            /* x_0 ∘ (x_1 ∘ (... ∘ x_{p-1})), folded right to left. */
+            uint32_t m = 2 * (uint32_t) val(size - 1, i) + 1,
+                     c = (uint32_t) val(size - 1, i) ^ 77u;
+            for (int r = size - 2; r >= 0; r--) {
+                uint32_t am = 2 * (uint32_t) val(r, i) + 1, ac = (uint32_t) val(r, i) ^ 77u;
+                uint32_t nm = am * m, nc = am * c + ac;
+                m = nm;
+                c = nc;
+            }
+            if (rank == root && (z[2 * i] != m || z[2 * i + 1] != c)) {
+                CHECK(0, "non-commutative reduce n=%d: [%d] = (%u, %u), want (%u, %u)", n, i,
+                      z[2 * i], z[2 * i + 1], m, c);
+                break;
+            }
+            if (y[2 * i] != m || y[2 * i + 1] != c) {
+                CHECK(0, "non-commutative allreduce n=%d in_place=%d: [%d] = (%u, %u), want "
+                         "(%u, %u)",
+                      n, in_place, i, y[2 * i], y[2 * i + 1], m, c);
+                break;
+            }
+        }
+    }
+    free(x);
+    free(y);
+    free(z);
+    MPI_Op_free(&op);
+    MPI_Type_free(&pair);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any"))) {
+        fprintf(stderr, "usage: single_copy_check cma|queues|any [undumpable]\n");
+        return 2;
+    }
+    if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    expect_cma = strcmp(argv[1], "any") == 0 ? -1 : strcmp(argv[1], "cma") == 0;
+    int provided;
+    MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session_create(&session);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    const int big = 70001, small = 100; /* ints: 280 KB (several chunks), 400 B */
+    test_bcast(small, 0);
+    test_bcast(big, 1);
+    test_bcast_vector(big);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        test_gather(big, 1, in_place);
+        test_allgather(big, 1, in_place, 0);
+        test_allgather(big, 1, in_place, 1);
+        test_alltoall(big / 4, 1, in_place);
+    }
+    test_gather(small, 0, 0);
+    test_allgather(small, 0, 0, 0);
+    test_alltoall(small, 0, 0);
+    test_gatherv_scatterv(big);
+    test_scatter(big, 1);
+    test_scatter(small, 0);
+    test_alltoallv(big / 4);
+    test_reductions(small, 0);
+    test_reductions(big, 1);
+    test_reductions(7, 0);
+
+    int all_failures = 0;
+    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_T_pvar_session_free(&session);
+    MPI_T_finalize();
+    if (rank == 0 && all_failures == 0)
+        printf("single_copy_check: OK np=%d mode=%s\n", size, argv[1]);
+    MPI_Finalize();
+    return all_failures != 0;
+}

@@ -1,0 +1,192 @@
+//! sharm's single-copy (CMA) path under mpirun: every operation it serves
+//! that way, forced with `coll_sharm_single_copy cma` at np 2–4 (above 2
+//! oversubscribed: the waits must yield), checked by `tests/mpi/
+//! single_copy_check.c` against values it computes itself and against the
+//! MPI_T counters `coll_sharm_<op>_single_copy` (which must move around
+//! every large call, and never around a small one or when the queues are
+//! used); and the two ways back to the queues: `none`, and CMA refused by
+//! the kernel (processes made non-dumpable, mpirun without CAP_SYS_PTRACE),
+//! which must be said at `coll_sharm_verbose 1`.
+//!
+//! Needs `cargo build --release` first (see `support::prepare`).  Run it
+//! under `flock /tmp/sharm-cpu.lock` on the shared machine.
+
+mod support;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+use support::OMPI_COMPONENTS;
+
+/// One mpirun at a time (2 cores).
+static MPIRUN: Mutex<()> = Mutex::new(());
+static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
+
+/// The threshold every forced run sets: the checker's small calls (400 B)
+/// stay below it, its large ones (≥ 70 KB) above.
+const MIN_SIZE: &str = "4096";
+
+/// Runs the checker at `np` with `mode` (cma | queues | any) and MCA
+/// settings; `wrap` prefixes the mpirun command (e.g. setpriv).  Returns
+/// stdout + stderr, panicking unless the job succeeded with its summary line.
+fn run(np: usize, mode: &str, mca: &[(&str, &str)], wrap: &[&str], extra: &[&str]) -> String {
+    let (components, check) =
+        match SETUP.get_or_init(|| support::prepare("single-copy-tests", "single_copy_check")) {
+            Ok(s) => s,
+            Err(e) => panic!("setup failed: {e}"),
+        };
+    let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let path = format!("{}:{OMPI_COMPONENTS}", components.display());
+    let mut argv: Vec<OsString> = ["-s", "KILL", "120"].map(OsString::from).to_vec();
+    argv.extend(wrap.iter().map(OsString::from));
+    argv.extend(["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe"].map(OsString::from));
+    argv.extend(["-np", &np.to_string()].map(OsString::from));
+    argv.extend(["--mca", "mca_base_component_path", &path].map(OsString::from));
+    argv.extend(["--mca", "coll_sharm_priority", "100", "--mca", "op", "^avx"].map(OsString::from));
+    for (k, v) in mca {
+        argv.extend(["--mca", k, v].map(OsString::from));
+    }
+    argv.push(check.into());
+    argv.push(mode.into());
+    argv.extend(extra.iter().map(OsString::from));
+    let shown = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut cmd = Command::new("timeout");
+    cmd.args(&argv)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("OMPI_MCA_") {
+            cmd.env_remove(key);
+        }
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `timeout {shown}`: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = format!("single_copy_check: OK np={np} mode={mode}");
+    assert!(
+        out.status.success() && text.contains(&summary),
+        "`timeout {shown}` failed ({:?}):\n{text}",
+        out.status
+    );
+    text
+}
+
+fn forced(np: usize) {
+    let out = run(
+        np,
+        "cma",
+        &[
+            ("coll_sharm_single_copy", "cma"),
+            ("coll_sharm_single_copy_min_size", MIN_SIZE),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        &[],
+    );
+    // The verbose trace names the path too (the counters are checked in C).
+    for op in ["MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Alltoallv"] {
+        let line = format!("{op}: single copy (cma)");
+        assert!(out.contains(&line), "no `{line}` at verbose 100:\n{out}");
+    }
+}
+
+#[test]
+fn cma_serves_every_operation_np2() {
+    forced(2);
+}
+
+#[test]
+fn cma_serves_every_operation_np3_oversubscribed() {
+    forced(3);
+}
+
+#[test]
+fn cma_serves_every_operation_np4_oversubscribed() {
+    forced(4);
+}
+
+#[test]
+fn none_keeps_the_queues_and_says_so() {
+    let out = run(
+        3,
+        "queues",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_single_copy_min_size", MIN_SIZE),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &[],
+    );
+    assert!(
+        out.contains("single copy off (coll_sharm_single_copy none)"),
+        "{out}"
+    );
+}
+
+/// Non-dumpable processes may be read only with CAP_SYS_PTRACE, which
+/// mpirun and its children lose with the bounding set: the probe fails,
+/// every process learns it, the queues serve, and verbose 1 says why.
+#[test]
+fn refused_cma_falls_back_to_the_queues_and_says_so() {
+    let out = run(
+        2,
+        "queues",
+        &[
+            ("coll_sharm_single_copy", "cma"),
+            ("coll_sharm_single_copy_min_size", MIN_SIZE),
+            ("coll_sharm_verbose", "1"),
+            // Open MPI's own point-to-point CMA would fail the same way.
+            ("btl_vader_single_copy_mechanism", "none"),
+        ],
+        &[
+            "setpriv",
+            "--bounding-set=-sys_ptrace",
+            "--inh-caps=-sys_ptrace",
+        ],
+        &["undumpable"],
+    );
+    assert!(
+        out.contains("single copy (cma) not permitted between all its processes"),
+        "{out}"
+    );
+    assert!(out.contains("CMA probe of rank"), "{out}");
+}
+
+/// `auto` times both paths once (ranks 0 and 1), prints the timings at
+/// verbose 10, and all processes adopt rank 0's verdict; results stay right
+/// whichever path won.
+#[test]
+fn auto_calibrates_once_and_reports() {
+    let out = run(
+        3,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_calibrate", "1"),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &[],
+    );
+    let tables = out
+        .matches("calibration (ranks 0-1): 256 KiB queues")
+        .count();
+    assert_eq!(tables, 1, "expected one calibration table:\n{out}");
+    let verdicts = out.matches("single copy (cma) from").count()
+        + out
+            .matches("single copy (cma) off: the queues were faster")
+            .count();
+    assert!(verdicts >= 3, "every process says what it adopted:\n{out}");
+}
