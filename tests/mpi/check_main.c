@@ -84,6 +84,7 @@ static const struct {
     {"stress", scenario_stress},
     {"mixed", scenario_mixed},
     {"crash", scenario_crash},
+    {"wrap8", scenario_wrap8},
 };
 
 int main(int argc, char **argv)

@@ -373,6 +373,8 @@ void scenario_redscat(void);
 /* check_scan.c: Scan, Exscan, and Allreduce checked the same way */
 void t_prefix(const struct cinfo *c, const struct combo *cb, enum coll kind, size_t n, int ip, uint64_t seed);
 void scenario_scan(void);
+/* check_kernels.c: 8-bit integer sums wrap through every reduction */
+void scenario_wrap8(void);
 /* check_barrier.c */
 void t_barrier_call(const struct cinfo *c);
 void scenario_barrier(void);
