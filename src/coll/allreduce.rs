@@ -20,15 +20,16 @@ const RSAG_ALLREDUCE_MIN_BYTES: usize = 64 * 1024;
 
 pub fn allreduce(sh: &mut Shared, red: &Reduction) {
     let bytes = red.layout.span(red.layout.count);
-    let alg = match sh.params.algorithm(Coll::Allreduce) {
+    let alg = match sh.choose(Coll::Allreduce, Some(bytes)) {
         Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
             Algorithm::Allgather
         }
         Algorithm::Auto if bytes >= RSAG_ALLREDUCE_MIN_BYTES && red.layout.dense() => {
             Algorithm::ReduceScatterAllgather
         }
-        _ => sh.tree_algorithm(Coll::Allreduce, LINEAR_UP_TO),
+        other => sh.tree_algorithm(other, LINEAR_UP_TO),
     };
+    sh.ran(Coll::Allreduce, alg);
     match alg {
         Algorithm::Allgather => allgather_allreduce(sh, red),
         Algorithm::ReduceScatterAllgather if red.layout.dense() => {

@@ -75,12 +75,21 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         return false;
     };
     let block_bytes = recv.block(sh.me).bytes();
+    let chosen = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
     let linear = uniform
-        && match sh.params.algorithm(Coll::Alltoall) {
+        && match chosen {
             Algorithm::Linear => true,
             Algorithm::Auto => block_bytes <= sh.fragment(),
             _ => false,
         };
+    sh.ran(
+        Coll::Alltoall,
+        if linear {
+            Algorithm::Linear
+        } else {
+            Algorithm::Pairwise
+        },
+    );
     let moved = if linear {
         linear_exchange(sh, &mut sources, recv, block_bytes)
     } else {

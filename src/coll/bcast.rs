@@ -22,7 +22,9 @@ const LINEAR_UP_TO: usize = 8;
 
 /// Broadcasts `bytes` bytes of `payload` from `root`.
 pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) {
-    let alg = sh.tree_algorithm(Coll::Bcast, LINEAR_UP_TO);
+    let alg = sh.choose(Coll::Bcast, Some(bytes));
+    let alg = sh.tree_algorithm(alg, LINEAR_UP_TO);
+    sh.ran(Coll::Bcast, alg);
     // Linear is the k-nomial tree whose radix is the process count.
     let cut = sh.cut(bytes);
     let op = sh.next_op();

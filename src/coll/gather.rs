@@ -9,6 +9,7 @@
 //! its own operation number, so process r finds its data knowing only its own
 //! receive count (Scatterv's other counts are known to the root alone).
 
+use crate::ompi::call::Coll;
 use crate::ompi::payload::{Payload, RootSide, TypedBuf};
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
@@ -38,6 +39,8 @@ pub(crate) fn receive_all(sh: &mut Shared, from: &[usize], sinks: &mut [(Payload
 
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
 pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
+    // No rules for Gather: back to the built-in cut and radix.
+    sh.choose(Coll::Gather, None);
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     if me != root {
@@ -64,6 +67,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
 
 /// `own` is this process's receive block (None: MPI_IN_PLACE at the root).
 pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
+    sh.choose(Coll::Scatter, None);
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
     let round = |r: usize| first + r as u64;

@@ -45,7 +45,9 @@ pub(crate) enum Sink {
 }
 
 pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) {
-    let alg = sh.tree_algorithm(Coll::Reduce, LINEAR_UP_TO);
+    let alg = sh.choose(Coll::Reduce, Some(red.layout.span(red.layout.count)));
+    let alg = sh.tree_algorithm(alg, LINEAR_UP_TO);
+    sh.ran(Coll::Reduce, alg);
     let tree_root = if red.commutative { root } else { 0 };
     let sink = if tree_root == root {
         Sink::ReceiveBuffer
