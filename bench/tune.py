@@ -134,7 +134,8 @@ class Runner:
         cmd += ["--mca", "mca_base_component_path", f"{self.comp}:{OMPI_COMPDIR}",
                 "--mca", "coll_sharm_priority", "100"]
         for k, v in mca:
-            cmd += ["--mca", k, str(v)]
+            # ("--tune", FILE): the parameter file itself, as a user runs it.
+            cmd += [k, str(v)] if k.startswith("--") else ["--mca", k, str(v)]
         return cmd + program
 
     def run(self, np_, mca, ops, sizes, tag):
@@ -555,8 +556,8 @@ def write_csv(work, data):
 
 def check(args, runner):
     rules, header = read_rules(args.check)
-    if not rules:
-        sys.exit(f"tune: {args.check} has no coll_sharm_<op>_rules lines")
+    if not rules and "np" not in header:
+        sys.exit(f"tune: {args.check} has neither coll_sharm_<op>_rules lines nor a tune grid")
     nps = [int(x) for x in (args.np_given or header.get("np") or args.np).split(",")]
     grid = sorted({size_value(x) for x in (header.get("sizes") or args.sizes).split(",")})
     # A sample: every other size of the file's grid (the ones between were
@@ -566,7 +567,9 @@ def check(args, runner):
     ops = [o for o in args.ops.split(",") if o in OPS]
     for line in runner.machine_state():
         log(line)
-    mca = [(f"coll_sharm_{op}_rules", text) for op, text in rules.items()]
+    # The file's configuration runs with `--tune FILE`, exactly as an
+    # application would use it.
+    mca = [("--tune", os.path.abspath(args.check))]
     data = measure(runner, nps, ops, sizes, args.repeat, extra=("file", mca))
     tol = args.margin / 100
     fits = total = 0
