@@ -191,3 +191,65 @@ fn a_malformed_rule_is_reported_once_and_ignored() {
     assert_eq!(out.matches(line).count(), 1, "{out}");
     assert_eq!(out.matches("_rules ignored").count(), 1, "{out}");
 }
+
+/// The rules `ci/tune.sh` writes are read by the Rust parser exactly as the
+/// tuner's own lookup (used by `--check`) reads them.
+#[test]
+fn the_tuners_rules_parse_alike_in_rust() {
+    use mca_coll_sharm::ompi::call::Coll;
+    use mca_coll_sharm::ompi::params::{algorithm_value, decode_algorithm};
+    use mca_coll_sharm::ompi::rules::{RawRules, RULED};
+
+    let out = Command::new("python3")
+        .arg(support::repo().join("bench/tune.py"))
+        .arg("--selftest")
+        .output()
+        .expect("run python3 bench/tune.py --selftest");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("tune selftest: OK"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut tables = std::collections::BTreeMap::new();
+    let mut lookups = 0;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["RULES", op, ..] => {
+                let rules = line.splitn(3, ' ').nth(2).unwrap_or("");
+                let texts: Vec<String> = RULED
+                    .iter()
+                    .map(|(n, _, _)| {
+                        if n == op {
+                            rules.to_string()
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .collect();
+                let table = RawRules::compile(&texts);
+                assert!(table.count > 0, "Rust rejected the tuner's '{rules}'");
+                tables.insert(op.to_string(), table);
+            }
+            ["LOOKUP", op, np, bytes, label @ ..] => {
+                let coll: Coll = RULED.iter().find(|r| r.0 == *op).expect("ruled op").1;
+                let got = tables[*op].lookup(coll, np.parse().unwrap(), bytes.parse().unwrap());
+                let want = match label {
+                    ["none"] => None,
+                    [alg, opts @ ..] => Some((
+                        decode_algorithm(algorithm_value(alg).expect("known name")),
+                        opts.iter()
+                            .find_map(|o| o.strip_prefix("radix="))
+                            .map(|k| k.parse::<usize>().unwrap()),
+                    )),
+                    [] => panic!("empty label in {line}"),
+                };
+                assert_eq!(got.map(|r| (r.algorithm, r.radix)), want, "{line}");
+                lookups += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(lookups >= 50, "only {lookups} lookups compared:\n{text}");
+}
