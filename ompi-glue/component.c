@@ -342,6 +342,8 @@ static void register_algorithm(const char *name, const char *help,
     OBJ_RELEASE(named);
 }
 
+static void register_rules(void);
+
 static int sharm_register(void)
 {
 
@@ -427,6 +429,7 @@ static int sharm_register(void)
     register_single_copy();
     register_hierarchy();
     register_counters();
+    register_rules();
     return OMPI_SUCCESS;
 }
 
@@ -751,4 +754,40 @@ int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm)
     mca_coll_sharm_module_t *m = module;
     return m->prev_allreduce(MPI_IN_PLACE, value, 1, &ompi_mpi_int.dt, &ompi_mpi_op_min.op,
                              comm, m->prev_allreduce_module);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decision rules for `auto` (parsed in Rust: src/ompi/rules.rs)             */
+
+static const char *const rule_names[] = {"barrier",   "bcast",     "reduce",
+                                         "allreduce", "alltoall",  "allgather",
+                                         "reduce_scatter", "scan"};
+#define SHARM_RULED (sizeof(rule_names) / sizeof(rule_names[0]))
+static char *param_rules[SHARM_RULED];
+
+static void register_rules(void)
+{
+    for (size_t i = 0; i < SHARM_RULED; ++i) {
+        char name[64], help[400];
+        snprintf(name, sizeof(name), "%s_rules", rule_names[i]);
+        snprintf(help, sizeof(help),
+                 "Rules for %s's auto algorithm by process count and message size, e.g. "
+                 "'np>=2: 0-2047 linear, 2K- knomial radix=4; np>=9: 0- knomial' (README: "
+                 "decision rules; written by ci/tune.sh); a forced %s_algorithm wins",
+                 rule_names[i], rule_names[i]);
+        (void) mca_base_component_var_register(&sharm_component->collm_version, name, help,
+                                               MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0,
+                                               OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+                                               &param_rules[i]);
+    }
+}
+
+const char *sharm_glue_rules(const char *name)
+{
+    for (size_t i = 0; i < SHARM_RULED; ++i) {
+        if (0 == strcmp(name, rule_names[i])) {
+            return NULL == param_rules[i] ? "" : param_rules[i];
+        }
+    }
+    return "";
 }

@@ -148,6 +148,8 @@ void sharm_glue_component_init(void *storage, size_t storage_size,
                                const struct sharm_rs_entries *entries);
 void sharm_glue_params(struct sharm_params *out);
 void sharm_glue_hier_params(struct sharm_hier_params *out);
+/* Text of the `coll_sharm_<name>_rules` parameter ("" when unset or unknown). */
+const char *sharm_glue_rules(const char *name);
 /* Print `msg` through the component's opal_output stream at `level`
  * (0: always, like opal_output; >0: only when coll_sharm_verbose >= level). */
 void sharm_glue_output(int32_t level, const char *msg);

@@ -22,11 +22,12 @@ use crate::shm::queue::Readers;
 /// MPI_Allgather (equal blocks, one after the other).
 pub fn allgather(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, uniform: bool) -> bool {
     let whole = i32::try_from(all.count as i64 * sh.p as i64).ok();
-    if let (true, Algorithm::GatherBcast, Some(whole)) =
-        (uniform, sh.params.algorithm(Coll::Allgather), whole)
-    {
+    let chosen = sh.choose(Coll::Allgather, uniform.then(|| all.block(sh.me).bytes()));
+    if let (true, Algorithm::GatherBcast, Some(whole)) = (uniform, chosen, whole) {
+        sh.ran(Coll::Allgather, Algorithm::GatherBcast);
         return gather_bcast(sh, own, all, whole);
     }
+    sh.ran(Coll::Allgather, Algorithm::Linear);
     linear(sh, own, all)
 }
 

@@ -21,19 +21,22 @@ const RSAG_ALLREDUCE_MIN_BYTES: usize = 64 * 1024;
 
 /// False when single copy failed (reported).
 pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
-    if single_copy_reduce::applies(sh, red) {
+    let bytes = red.layout.span(red.layout.count);
+    let chosen = sh.choose(Coll::Allreduce, Some(bytes));
+    // Single copy replaces the algorithm only where none was asked for.
+    if chosen == Algorithm::Auto && single_copy_reduce::applies(sh, red) {
         return single_copy_reduce::reduce(sh, red, None);
     }
-    let bytes = red.layout.span(red.layout.count);
-    let alg = match sh.params.algorithm(Coll::Allreduce) {
+    let alg = match chosen {
         Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
             Algorithm::Allgather
         }
         Algorithm::Auto if bytes >= RSAG_ALLREDUCE_MIN_BYTES && red.layout.dense() => {
             Algorithm::ReduceScatterAllgather
         }
-        _ => sh.tree_algorithm(Coll::Allreduce, LINEAR_UP_TO),
+        other => sh.tree_algorithm(other, LINEAR_UP_TO),
     };
+    sh.ran(Coll::Allreduce, alg);
     match alg {
         Algorithm::Allgather => allgather_allreduce(sh, red),
         Algorithm::ReduceScatterAllgather if red.layout.dense() => {

@@ -78,13 +78,22 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
     let block_bytes = recv.block(sh.me).bytes();
     // Blocks that go by single copy take the pairwise rounds (an offer per
     // pair; the rounds do not wait for each other).
+    let chosen = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
     let linear = uniform
         && !sh.single_copy(block_bytes)
-        && match sh.params.algorithm(Coll::Alltoall) {
+        && match chosen {
             Algorithm::Linear => true,
             Algorithm::Auto => block_bytes <= sh.fragment(),
             _ => false,
         };
+    sh.ran(
+        Coll::Alltoall,
+        if linear {
+            Algorithm::Linear
+        } else {
+            Algorithm::Pairwise
+        },
+    );
     let moved = if linear {
         linear_exchange(sh, &mut sources, recv, block_bytes)
     } else {

@@ -24,7 +24,9 @@ use crate::shm::channel::Shared;
 const LINEAR_UP_TO: usize = 8;
 
 pub fn barrier(sh: &mut Shared) {
-    let alg = sh.tree_algorithm(Coll::Barrier, LINEAR_UP_TO);
+    let alg = sh.choose(Coll::Barrier, Some(0));
+    let alg = sh.tree_algorithm(alg, LINEAR_UP_TO);
+    sh.ran(Coll::Barrier, alg);
     let epoch = sh.next_barrier();
     if alg == Algorithm::Linear {
         let q = &sh.queues;

@@ -13,6 +13,7 @@
 
 use crate::coll::single_copy;
 use crate::ompi::call::Coll;
+use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
@@ -24,10 +25,13 @@ const LINEAR_UP_TO: usize = 8;
 /// Broadcasts `bytes` bytes of `payload` from `root`; false when single
 /// copy failed (reported).
 pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) -> bool {
-    if sh.single_copy(bytes) {
+    let chosen = sh.choose(Coll::Bcast, Some(bytes));
+    // Single copy replaces the algorithm only where none was asked for.
+    if chosen == Algorithm::Auto && sh.single_copy(bytes) {
         return single_copy::bcast(sh, payload, bytes, root);
     }
-    let alg = sh.tree_algorithm(Coll::Bcast, LINEAR_UP_TO);
+    let alg = sh.tree_algorithm(chosen, LINEAR_UP_TO);
+    sh.ran(Coll::Bcast, alg);
     // Linear is the k-nomial tree whose radix is the process count.
     let cut = sh.cut(bytes);
     let op = sh.next_op();

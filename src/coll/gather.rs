@@ -15,6 +15,7 @@
 //! size, so they decide alike.
 
 use crate::coll::single_copy::{Offers, Outcome};
+use crate::ompi::call::Coll;
 use crate::ompi::payload::{Payload, RootSide, TypedBuf};
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
@@ -63,6 +64,8 @@ pub(crate) fn receive_all(
 
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
 pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
+    // No rules for Gather: back to the built-in cut and radix.
+    sh.choose(Coll::Gather, None);
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     if me != root {
@@ -97,6 +100,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
 
 /// `own` is this process's receive block (None: MPI_IN_PLACE at the root).
 pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
+    sh.choose(Coll::Scatter, None);
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
     let round = |r: usize| first + r as u64;

@@ -47,10 +47,13 @@ pub(crate) enum Sink {
 
 /// False when single copy failed (reported).
 pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
-    if single_copy_reduce::applies(sh, red) {
+    let chosen = sh.choose(Coll::Reduce, Some(red.layout.span(red.layout.count)));
+    // Single copy replaces the algorithm only where none was asked for.
+    if chosen == Algorithm::Auto && single_copy_reduce::applies(sh, red) {
         return single_copy_reduce::reduce(sh, red, Some(root));
     }
-    let alg = sh.tree_algorithm(Coll::Reduce, LINEAR_UP_TO);
+    let alg = sh.tree_algorithm(chosen, LINEAR_UP_TO);
+    sh.ran(Coll::Reduce, alg);
     let tree_root = if red.commutative { root } else { 0 };
     let sink = if tree_root == root {
         Sink::ReceiveBuffer

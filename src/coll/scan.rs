@@ -22,11 +22,19 @@ const CHAIN_MIN_BYTES: usize = 64 * 1024;
 /// `inclusive`: Scan (else Exscan, whose rank 0 receives nothing).
 pub fn scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     let bytes = red.layout.span(red.layout.count);
-    let chain = match sh.params.algorithm(Coll::Scan) {
+    let chain = match sh.choose(Coll::Scan, Some(bytes)) {
         Algorithm::Chain => true,
         Algorithm::Auto => sh.p >= CHAIN_MIN_PROCS && bytes >= CHAIN_MIN_BYTES,
         _ => false,
     };
+    sh.ran(
+        Coll::Scan,
+        if chain {
+            Algorithm::Chain
+        } else {
+            Algorithm::Linear
+        },
+    );
     if chain {
         chain_scan(sh, red, inclusive)
     } else {

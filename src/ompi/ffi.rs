@@ -86,6 +86,7 @@ extern "C" {
     pub fn sharm_glue_component_init(storage: *mut c_void, size: usize, entries: *const Entries);
     fn sharm_glue_params(out: *mut RawParams);
     fn sharm_glue_hier_params(out: *mut RawHierParams);
+    fn sharm_glue_rules(name: *const c_char) -> *const c_char;
     fn sharm_glue_output(level: i32, msg: *const c_char);
 
     fn sharm_glue_comm_rank(comm: *mut c_void) -> i32;
@@ -201,6 +202,16 @@ pub fn params() -> RawParams {
     // SAFETY: writes one plain struct.
     unsafe { sharm_glue_params(&mut raw) };
     raw
+}
+
+/// The text of the `coll_sharm_<name>_rules` parameter ("" when unset).
+pub fn rules_text(name: &str) -> String {
+    let Ok(name) = CString::new(name) else {
+        return String::new();
+    };
+    // SAFETY: a NUL-terminated name in, a string owned by Open MPI's variable
+    // system (alive while the component is open) out.
+    c_str(unsafe { sharm_glue_rules(name.as_ptr()) })
 }
 
 /// The hierarchical collectives' parameters and their strings: levels,

@@ -1,6 +1,6 @@
 //! The boundary with Open MPI: the flat C ABI of the glue (`ffi`), the MCA
 //! parameters (`params`), logging through opal_output (`log`), the MPI_T
-//! counters (`stats`), and typed views of the application's buffers
+//! counters (`stats`), the `auto` decision rules (`rules`), and typed views of the application's buffers
 //! (`dtype`, `payload`).  Nothing here knows about shared memory or
 //! algorithms; every other layer reaches Open MPI only through this one.
 
@@ -12,4 +12,5 @@ pub mod log;
 pub mod p2p;
 pub mod params;
 pub mod payload;
+pub mod rules;
 pub mod stats;

@@ -99,6 +99,16 @@ fn decode<T: Copy>(table: Table<T>, what: &str, value: i32, default: T) -> T {
     }
 }
 
+/// Decodes a stored algorithm value (a compiled rule's).
+pub fn decode_algorithm(value: i32) -> Algorithm {
+    decode(ALGORITHMS, "coll_sharm_*_rules", value, Algorithm::Auto)
+}
+
+/// The stored value of an algorithm's name (`ompi_info`'s spelling).
+pub fn algorithm_value(name: &str) -> Option<i32> {
+    ALGORITHMS.iter().find(|(_, n, _)| *n == name).map(|e| e.0)
+}
+
 /// Checks every named-value table of the glue against the decoding tables
 /// above: each (value, name) must decode to the variant of that name.
 pub fn check_tables() -> Result<(), String> {

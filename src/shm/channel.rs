@@ -10,12 +10,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tracing::{debug, info, warn};
+use tracing::{debug, info, trace, warn};
 
 use crate::ompi::call::Coll;
 use crate::ompi::ffi::{self, RawParams};
 use crate::ompi::params::{Algorithm, Params};
 use crate::ompi::payload::Payload;
+use crate::ompi::rules::RawRules;
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::layout::Layout;
 use crate::shm::queue::{Pos, Queues, Readers, Writer};
@@ -45,14 +46,19 @@ pub struct Shared {
     /// Reusable list of tree children (actual ranks): those of `last_tree`
     /// unless an algorithm rewrote it (which must then clear `last_tree`).
     pub kids: Vec<usize>,
-    /// The tree `kids` holds: (algorithm, root, parent).
-    pub last_tree: Option<(Algorithm, usize, Option<usize>)>,
+    /// The tree `kids` holds: (algorithm, root, radix, parent).
+    pub last_tree: Option<(Algorithm, usize, usize, Option<usize>)>,
     /// Single copy (CMA) for large streams, when permitted and wanted
     /// (decided at set-up, alike on all processes: `calibrate::setup`).
     pub single: Option<SingleCopy>,
     /// Set when this process made or accepted an offer (single copy); the
     /// dispatcher counts and clears it after each call.
     pub single_used: bool,
+    /// The `coll_sharm_<op>_rules` every process agreed on (rank 0's).
+    pub rules: RawRules,
+    /// What `choose` set for the call in progress: k-nomial radix and the
+    /// pipeline fragment (in slots; None: the built-in cut).
+    tuning: (usize, Option<usize>),
 }
 
 impl Shared {
@@ -78,6 +84,22 @@ impl Shared {
             return Err("parameter exchange failed".into());
         }
         let params = Params::from_raw(raw);
+        // The rules too; only rank 0 compiles (and reports mistakes).
+        let mut rules = if me == 0 {
+            RawRules::current()
+        } else {
+            RawRules::default()
+        };
+        // SAFETY: RawRules is plain old data; viewed as bytes for the exchange.
+        let rule_bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                &mut rules as *mut RawRules as *mut u8,
+                std::mem::size_of::<RawRules>(),
+            )
+        };
+        if !boot.bcast_bytes(rule_bytes) {
+            return Err("rule exchange failed".into());
+        }
         let layout = Layout::new(p, params.queue_slots, params.fragment_size);
 
         // 2. Everybody checks the layout and its budget.
@@ -165,7 +187,6 @@ impl Shared {
             waiter,
             me,
             p,
-            params,
             last_op: 0,
             last_barrier: 0,
             scratch: Scratch::new(layout.f * layout.s),
@@ -173,6 +194,9 @@ impl Shared {
             last_tree: None,
             single: None,
             single_used: false,
+            tuning: (params.radix, None),
+            rules,
+            params,
         };
         Ok(shared)
     }
@@ -191,12 +215,53 @@ impl Shared {
         first
     }
 
-    /// The tree algorithm for `coll`: the configured one, or for `auto` the
-    /// flat one up to `linear_up_to` processes and the k-nomial tree beyond.
+    /// The algorithm of one call of `coll` moving `bytes` bytes (the size
+    /// every process knows alike; None: there is none, e.g. a v-variant):
+    /// the forced `coll_sharm_<op>_algorithm`, else the first matching
+    /// `coll_sharm_<op>_rules` entry, else `Auto` (the caller's built-in
+    /// rules).  Also sets the call's radix and pipeline fragment (a rule's
+    /// options, else the parameters), which `tree_links` and `cut` use until
+    /// the next `choose`; every served operation calls it first.
+    pub fn choose(&mut self, coll: Coll, bytes: Option<usize>) -> Algorithm {
+        self.tuning = (self.params.radix, None);
+        let forced = self.params.algorithm(coll);
+        if forced != Algorithm::Auto {
+            return forced;
+        }
+        let Some(bytes) = bytes else {
+            return Algorithm::Auto;
+        };
+        let Some(rule) = self.rules.lookup(coll, self.p, bytes as u64) else {
+            return Algorithm::Auto;
+        };
+        let (s, f) = (self.queues.layout().s, self.fragment());
+        let width = rule.frag.map(|b| fragment_width(b, s, f));
+        self.tuning = (rule.radix.unwrap_or(self.params.radix), width);
+        trace!(
+            "{}: {bytes} bytes on {} processes: rule {}.{} of coll_sharm_{}_rules: {:?}, radix {}, fragment {}",
+            coll.name(),
+            self.p,
+            rule.block,
+            rule.entry,
+            RawRules::name(coll).unwrap_or("?"),
+            rule.algorithm,
+            self.tuning.0,
+            width.map_or("built-in".to_string(), |w| format!("{} bytes", w * f)),
+        );
+        rule.algorithm
+    }
+
+    /// Says, at verbose >= 100, which algorithm a call finally runs.
+    pub fn ran(&self, coll: Coll, alg: Algorithm) {
+        trace!("{} on {} processes runs {alg:?}", coll.name(), self.p);
+    }
+
+    /// Resolves `auto` for the tree algorithms: the flat one up to
+    /// `linear_up_to` processes and the k-nomial tree beyond.
     /// Oversubscribed processes always get the flat one under `auto`: every
     /// tree level would add a wait for a process that may not be running.
-    pub fn tree_algorithm(&self, coll: Coll, linear_up_to: usize) -> Algorithm {
-        match self.params.algorithm(coll) {
+    pub fn tree_algorithm(&self, alg: Algorithm, linear_up_to: usize) -> Algorithm {
+        match alg {
             Algorithm::Auto if self.p <= linear_up_to || self.waiter.yield_early => {
                 Algorithm::Linear
             }
@@ -209,17 +274,17 @@ impl Shared {
     /// radix p) rooted at `root`: returns its parent (None at the root) and
     /// leaves its children, as communicator ranks, in `self.kids`.
     pub fn tree_links(&mut self, alg: Algorithm, root: usize) -> Option<usize> {
-        // Consecutive calls mostly use the same tree: keep the last one.
-        if let Some((a, r, parent)) = self.last_tree {
-            if a == alg && r == root {
-                return parent;
-            }
-        }
         let radix = if alg == Algorithm::Linear {
             self.p
         } else {
-            self.params.radix
+            self.tuning.0
         };
+        // Consecutive calls mostly use the same tree: keep the last one.
+        if let Some((a, r, k, parent)) = self.last_tree {
+            if a == alg && r == root && k == radix {
+                return parent;
+            }
+        }
         let (me, p) = (self.me, self.p);
         let rel = (me + p - root) % p;
         tree::children(rel, radix, p, &mut self.kids);
@@ -227,7 +292,7 @@ impl Shared {
             *k = (*k + root) % p;
         }
         let parent = tree::parent(rel, radix).map(|v| (v + root) % p);
-        self.last_tree = Some((alg, root, parent));
+        self.last_tree = Some((alg, root, radix, parent));
         parent
     }
 
@@ -244,10 +309,13 @@ impl Shared {
     /// How to cut a stream of `bytes` bytes (every process with a part in
     /// the stream knows its size, so all cut it alike).  A stream that fills
     /// the whole queue moves in fragments of s/2 slots: a quarter as many
-    /// handshakes per byte, still double-buffered.
+    /// handshakes per byte, still double-buffered.  A rule's `frag=` (see
+    /// `choose`) replaces this choice for the call.
     pub fn cut(&self, bytes: usize) -> Cut {
         let (s, f) = (self.queues.layout().s, self.fragment());
-        let width = if bytes >= s * f && s.is_multiple_of(2) && (s / 2) * f <= u32::MAX as usize {
+        let width = if let Some(w) = self.tuning.1 {
+            w
+        } else if bytes >= s * f && s.is_multiple_of(2) && (s / 2) * f <= u32::MAX as usize {
             s / 2
         } else {
             1
@@ -287,6 +355,18 @@ impl Shared {
     }
 }
 
+/// Slots per fragment for a wished fragment of `bytes`: a divisor of s (the
+/// queue counts positions in groups of `width` slots) of at most s/2 (a
+/// stream must stay double-buffered), nearest to `bytes` from below, and at
+/// least 1; the fragment length must fit the slot header's u32.
+fn fragment_width(bytes: usize, s: usize, f: usize) -> usize {
+    let wish = bytes.div_ceil(f).min(s / 2);
+    (1..=wish)
+        .rev()
+        .find(|w| s.is_multiple_of(*w) && w * f <= u32::MAX as usize)
+        .unwrap_or(1)
+}
+
 /// How a stream is cut into fragments: `size` bytes each (the last one
 /// shorter), each spanning `width` queue slots.
 #[derive(Clone, Copy, Debug)]
@@ -316,5 +396,23 @@ impl Cut {
 impl Drop for Shared {
     fn drop(&mut self) {
         ATTACHED_BYTES.fetch_sub(self.segment.layout().total as u64, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fragment_width;
+
+    #[test]
+    fn rule_fragments_divide_the_queue_and_stay_double_buffered() {
+        let f = 8192;
+        assert_eq!(fragment_width(100, 8, f), 1);
+        assert_eq!(fragment_width(16384, 8, f), 2);
+        assert_eq!(fragment_width(24576, 8, f), 2, "3 does not divide 8");
+        assert_eq!(fragment_width(1 << 30, 8, f), 4, "at most s/2");
+        assert_eq!(fragment_width(1 << 30, 12, f), 6);
+        assert_eq!(fragment_width(40960, 12, f), 4);
+        assert_eq!(fragment_width(1 << 30, 2, f), 1);
+        assert_eq!(fragment_width(1 << 30, 3, f), 1);
     }
 }

@@ -1,0 +1,255 @@
+//! MPI tests of the `coll_sharm_<op>_rules` parameters (issue 16): a rule
+//! changes the algorithm a call really runs (sharm says which at
+//! `coll_sharm_verbose 100`), a forced `*_algorithm` still wins, a block for
+//! other process counts does not apply, per-rule radix and fragment give
+//! correct results, and a malformed rule is reported once and ignored.
+//!
+//! The program is `tests/mpi/rules_check.c` (Allreduce, Bcast, Reduce at 8 B,
+//! 64 KiB and 1 MiB on MPI_COMM_WORLD and a duplicate, every result checked).
+//! Needs `cargo build --release` first (see `tests/support`).
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use std::path::PathBuf;
+use support::OMPI_COMPONENTS;
+
+static MPIRUN: Mutex<()> = Mutex::new(());
+static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
+
+/// Runs rules_check on `np` processes with `mca`; panics unless it passed.
+/// Returns stdout + stderr.
+fn mpirun(np: usize, mca: &[(&str, &str)]) -> String {
+    let (components, program) =
+        match SETUP.get_or_init(|| support::prepare("rules-tests", "rules_check")) {
+            Ok(s) => s,
+            Err(e) => panic!("setup failed: {e}"),
+        };
+    let _one_at_a_time = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let mut cmd = Command::new("timeout");
+    cmd.args(["-s", "KILL", "120", "mpirun.openmpi", "--allow-run-as-root"]);
+    if np > 2 {
+        cmd.arg("--oversubscribe");
+    }
+    cmd.args(["-np", &np.to_string(), "--mca", "mca_base_component_path"])
+        .arg(format!("{}:{OMPI_COMPONENTS}", components.display()))
+        .args(["--mca", "coll_sharm_priority", "100"]);
+    for (k, v) in mca {
+        cmd.args(["--mca", k, v]);
+    }
+    cmd.arg(program)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null());
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("OMPI_MCA_") {
+            cmd.env_remove(key);
+        }
+    }
+    let out = cmd.output().expect("start mpirun");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains(&format!("rules_check: OK np={np}")),
+        "rules_check failed ({:?}) with {mca:?}:\n{text}",
+        out.status
+    );
+    text
+}
+
+fn has(out: &str, needle: &str) -> bool {
+    out.contains(needle)
+}
+
+#[test]
+fn a_rule_changes_the_algorithm_that_runs() {
+    let verbose = ("coll_sharm_verbose", "100");
+    // Built-in auto at np=2: allgather up to 2 KiB, reduce-scatter+allgather
+    // from 64 KiB; no rule is consulted.
+    let out = mpirun(2, &[verbose]);
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
+        "{out}"
+    );
+    assert!(
+        has(
+            &out,
+            "MPI_Allreduce on 2 processes runs ReduceScatterAllgather"
+        ),
+        "{out}"
+    );
+    assert!(
+        !has(&out, "MPI_Allreduce on 2 processes runs Knomial"),
+        "{out}"
+    );
+    assert!(!has(&out, "_rules:"), "{out}");
+
+    // A rule for 0-1K and one from 1M; 64 KiB falls between and keeps auto.
+    let rules = "np>=2: 0-1K knomial radix=3, 1M- linear frag=64K";
+    let out = mpirun(2, &[verbose, ("coll_sharm_allreduce_rules", rules)]);
+    assert!(has(&out, "MPI_Allreduce: 8 bytes on 2 processes: rule 1.1 of coll_sharm_allreduce_rules: Knomial, radix 3, fragment built-in"), "{out}");
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Knomial"),
+        "{out}"
+    );
+    assert!(
+        !has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
+        "{out}"
+    );
+    // frag=64K is cut to s/2 = 4 slots of 8 KiB.
+    assert!(has(&out, "MPI_Allreduce: 1048576 bytes on 2 processes: rule 1.2 of coll_sharm_allreduce_rules: Linear, radix 2, fragment 32768 bytes"), "{out}");
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Linear"),
+        "{out}"
+    );
+    assert!(
+        has(
+            &out,
+            "MPI_Allreduce on 2 processes runs ReduceScatterAllgather"
+        ),
+        "{out}"
+    );
+
+    // A forced algorithm wins over the rules.
+    let out = mpirun(
+        2,
+        &[
+            verbose,
+            ("coll_sharm_allreduce_rules", rules),
+            ("coll_sharm_allreduce_algorithm", "allgather"),
+        ],
+    );
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
+        "{out}"
+    );
+    assert!(!has(&out, "of coll_sharm_allreduce_rules"), "{out}");
+    assert!(
+        !has(&out, "MPI_Allreduce on 2 processes runs Knomial"),
+        "{out}"
+    );
+
+    // A block for other process counts does not apply.
+    let out = mpirun(
+        2,
+        &[verbose, ("coll_sharm_allreduce_rules", "np>=3: 0- knomial")],
+    );
+    assert!(!has(&out, "of coll_sharm_allreduce_rules"), "{out}");
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
+        "{out}"
+    );
+}
+
+#[test]
+fn rules_with_radix_and_fragments_compute_correctly() {
+    // np=4 is oversubscribed here, where auto would take the flat trees: the
+    // rules force radix-3 trees and wide fragments; rules_check verifies
+    // every result at 8 B, 64 KiB and 1 MiB.
+    let out = mpirun(
+        4,
+        &[
+            ("coll_sharm_verbose", "100"),
+            ("coll_sharm_bcast_rules", "0- knomial radix=3 frag=16K"),
+            (
+                "coll_sharm_reduce_rules",
+                "np=4: 0- knomial radix=3 frag=24K",
+            ),
+            (
+                "coll_sharm_allreduce_rules",
+                "0-1K allgather, 1K- knomial radix=3 frag=32K",
+            ),
+        ],
+    );
+    for op in ["MPI_Bcast", "MPI_Reduce", "MPI_Allreduce"] {
+        assert!(
+            has(&out, &format!("{op} on 4 processes runs Knomial")),
+            "{op}:\n{out}"
+        );
+    }
+    // 24K is no divisor of 8 slots: 2 slots.
+    assert!(
+        has(
+            &out,
+            "coll_sharm_reduce_rules: Knomial, radix 3, fragment 16384 bytes"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_malformed_rule_is_reported_once_and_ignored() {
+    // Two communicators (world and its duplicate) on two processes: one
+    // message, from rank 0, naming the position; the job runs on auto.
+    let out = mpirun(2, &[("coll_sharm_bcast_rules", "np>=2: 0- knomal")]);
+    let line = "coll_sharm_bcast_rules ignored: unknown algorithm 'knomal' (auto, linear, knomial) at character 11 of \"np>=2: 0- knomal\"";
+    assert_eq!(out.matches(line).count(), 1, "{out}");
+    assert_eq!(out.matches("_rules ignored").count(), 1, "{out}");
+}
+
+/// The rules `ci/tune.sh` writes are read by the Rust parser exactly as the
+/// tuner's own lookup (used by `--check`) reads them.
+#[test]
+fn the_tuners_rules_parse_alike_in_rust() {
+    use mca_coll_sharm::ompi::call::Coll;
+    use mca_coll_sharm::ompi::params::{algorithm_value, decode_algorithm};
+    use mca_coll_sharm::ompi::rules::{RawRules, RULED};
+
+    let out = Command::new("python3")
+        .arg(support::repo().join("bench/tune.py"))
+        .arg("--selftest")
+        .output()
+        .expect("run python3 bench/tune.py --selftest");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("tune selftest: OK"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut tables = std::collections::BTreeMap::new();
+    let mut lookups = 0;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["RULES", op, ..] => {
+                let rules = line.splitn(3, ' ').nth(2).unwrap_or("");
+                let texts: Vec<String> = RULED
+                    .iter()
+                    .map(|(n, _, _)| {
+                        if n == op {
+                            rules.to_string()
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .collect();
+                let table = RawRules::compile(&texts);
+                assert!(table.count > 0, "Rust rejected the tuner's '{rules}'");
+                tables.insert(op.to_string(), table);
+            }
+            ["LOOKUP", op, np, bytes, label @ ..] => {
+                let coll: Coll = RULED.iter().find(|r| r.0 == *op).expect("ruled op").1;
+                let got = tables[*op].lookup(coll, np.parse().unwrap(), bytes.parse().unwrap());
+                let want = match label {
+                    ["none"] => None,
+                    [alg, opts @ ..] => Some((
+                        decode_algorithm(algorithm_value(alg).expect("known name")),
+                        opts.iter()
+                            .find_map(|o| o.strip_prefix("radix="))
+                            .map(|k| k.parse::<usize>().unwrap()),
+                    )),
+                    [] => panic!("empty label in {line}"),
+                };
+                assert_eq!(got.map(|r| (r.algorithm, r.radix)), want, "{line}");
+                lookups += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(lookups >= 50, "only {lookups} lookups compared:\n{text}");
+}
