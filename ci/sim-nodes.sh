@@ -180,7 +180,11 @@ run() {
     hostfile_text >"$hostfile.tmp$$"
     mv "$hostfile.tmp$$" "$hostfile"
     echo "sim-nodes: $(printf '%q ' "${cmd[@]}")" >&2
-    id="$$-$(date +%s%N)"
+    # A caller that sweeps on its own (for when it had to kill this script)
+    # chooses the marker; only mpirun gets it as SHARM_SIM_NODES_RUN, so the
+    # caller's own chain (flock, timeout, this script) is never taken for
+    # something left behind.
+    id=${SIM_NODES_RUN_ID:-"$$-$(date +%s%N)"}
     rc=0
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 SHARM_SIM_NODES_RUN=$id \
         "${cmd[@]}" || rc=$?

@@ -1,8 +1,11 @@
 //! Shared by the MPI test files (`tests/mpi.rs`, `tests/collectives.rs`,
-//! `tests/hierarchy.rs`): finding the freshly built plugin, installing it in a
-//! component directory, compiling a C checker, and spotting shared-memory
-//! segments a job left behind.
+//! `tests/hierarchy.rs`, `tests/sim_nodes.rs`): finding the freshly built
+//! plugin, installing it in a component directory, compiling a C checker,
+//! spotting shared-memory segments a job left behind, and (`sim_nodes`)
+//! running jobs on simulated nodes.
 #![allow(dead_code)] // each test file uses its own subset
+
+pub mod sim_nodes;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -83,14 +86,22 @@ pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> 
             _ => {}
         }
     }
-    let work = target_dir().join(work);
-    let components = work.join("components");
+    let components = target_dir().join(work).join("components");
     fs::create_dir_all(&components).map_err(|e| format!("{}: {e}", components.display()))?;
     replace(&components.join("mca_coll_sharm.so"), |tmp| {
         fs::copy(&plugin, tmp)
             .map(drop)
             .map_err(|e| format!("copy {}: {e}", plugin.display()))
     })?;
+    let binary = compile(work, program)?;
+    Ok((components, binary))
+}
+
+/// Compiles `tests/mpi/<program>.c` into `<target>/<work>/<program>` without
+/// warnings; returns the program.
+pub fn compile(work: &str, program: &str) -> Result<PathBuf, String> {
+    let work = target_dir().join(work);
+    fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let source = repo().join("tests/mpi").join(format!("{program}.c"));
     let binary = work.join(program);
     replace(&binary, |tmp| {
@@ -110,7 +121,7 @@ pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> 
             ))
         }
     })?;
-    Ok((components, binary))
+    Ok(binary)
 }
 
 /// `/dev/shm/sharm-<pid>-*` files of the given processes.
