@@ -12,7 +12,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use support::sim_nodes;
+use support::{sim_nodes, OMPI_COMPONENTS};
 
 const LAYOUT: [usize; 3] = [2, 1, 2];
 
@@ -127,4 +127,57 @@ fn dry_run_shows_the_launch_options() {
     }
     // 5 slots for 5 ranks: no oversubscription needed.
     assert!(!joined.contains("--oversubscribe"), "{joined}");
+}
+
+/// Issue 10: with processes bound (Open MPI's default), every process must
+/// build the same group tree although Open MPI tells each one only its own
+/// node's locality strings.  Rank 0 prints the tree at verbose 10; before the
+/// fix every process said "processes built different groups" and handed
+/// Allreduce and Bcast to the next component.
+#[test]
+fn hierarchy_is_built_across_simulated_nodes_with_default_binding() {
+    if sim_nodes::skip_unless_available(
+        "hierarchy_is_built_across_simulated_nodes_with_default_binding",
+    ) {
+        return;
+    }
+    let (components, program) = support::prepare("sim-nodes-hier", "procname")
+        .unwrap_or_else(|e| panic!("setup failed: {e}"));
+    let path = format!("{}:{OMPI_COMPONENTS}", components.display());
+    let opts = [
+        "--mca",
+        "mca_base_component_path",
+        &path,
+        "--mca",
+        "coll_sharm_verbose",
+        "10",
+    ];
+    let job = sim_nodes::job(&[2, 2, 2], &opts, &program, &[], Duration::from_secs(120));
+    let (out, left) = sim_nodes::run(job).expect("job");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "job failed ({:?}):\n{text}",
+        out.status
+    );
+    assert!(text.contains("procname: OK"), "no summary line:\n{text}");
+    assert!(
+        !text.contains("no hierarchical collectives"),
+        "the hierarchy was switched off:\n{text}"
+    );
+    assert!(
+        text.contains("MPI_COMM_WORLD (cid 0): hierarchy"),
+        "rank 0 printed no group tree:\n{text}"
+    );
+    for call in ["MPI_Allreduce", "MPI_Bcast"] {
+        assert!(
+            !text.contains(&format!("{call} handed to the next component")),
+            "{call} was not served hierarchically:\n{text}"
+        );
+    }
+    assert!(left.is_empty(), "processes left behind: {left:?}");
 }

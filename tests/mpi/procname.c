@@ -1,6 +1,7 @@
 /* Where did each rank run?  Rank 0 prints one line per rank, in rank order:
  *   procname: rank <r> node <MPI_Get_processor_name>
- * then "procname: OK".  With --die <r>, rank r kills itself (SIGKILL) after
+ * then checks one Allreduce and one Bcast over all ranks (the calls a
+ * hierarchical collective component serves) and prints "procname: OK".  With --die <r>, rank r kills itself (SIGKILL) after
  * the names are out, while the others wait in a barrier: the launcher must
  * then tear the whole job down. */
 #include <mpi.h>
@@ -45,6 +46,16 @@ int main(int argc, char **argv)
         }
         /* Never completes: rank `die` is gone. */
         MPI_Barrier(MPI_COMM_WORLD);
+    }
+    int sum = 0, value = 0;
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (0 == rank) {
+        value = 4242;
+    }
+    MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (sum != size * (size - 1) / 2 || value != 4242) {
+        printf("procname: rank %d: Allreduce gave %d, Bcast %d\n", rank, sum, value);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (0 == rank) {
         printf("procname: OK\n");
