@@ -749,6 +749,17 @@ int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t ro
     return m->prev_bcast(buf, len, &ompi_mpi_byte.dt, root, comm, m->prev_bcast_module);
 }
 
+/* Every process contributes `len` bytes; rbuf receives them in rank order
+ * (comm size * len bytes).  Used where each process knows only its own part,
+ * e.g. its node name and locality string at hierarchy build. */
+int sharm_glue_prev_allgather_bytes(void *module, const void *sbuf, void *rbuf, int32_t len,
+                                    void *comm)
+{
+    mca_coll_sharm_module_t *m = module;
+    return m->prev_allgather(sbuf, len, &ompi_mpi_byte.dt, rbuf, len, &ompi_mpi_byte.dt, comm,
+                             m->prev_allgather_module);
+}
+
 int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm)
 {
     mca_coll_sharm_module_t *m = module;

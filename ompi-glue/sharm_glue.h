@@ -242,6 +242,9 @@ int sharm_glue_prev(void *module, void *comm, const struct sharm_call *call);
 int sharm_glue_prev_bcast_bytes(void *module, void *buf, int32_t len, int32_t root,
                                 void *comm);
 int sharm_glue_prev_allreduce_min_i32(void *module, int32_t *value, void *comm);
+/* Allgather of `len` bytes per process (rbuf: comm size * len bytes). */
+int sharm_glue_prev_allgather_bytes(void *module, const void *sbuf, void *rbuf, int32_t len,
+                                    void *comm);
 
 /* ---- nonblocking point-to-point (schedule executor) ---- */
 /* Post a byte transfer; NULL on failure.  Requests are completed and freed by

@@ -1,8 +1,9 @@
 //! Building a communicator's hierarchy (once, lazily, at its first
-//! hierarchical collective): node names from Open MPI (or virtual nodes),
-//! placement inside nodes from PMIx locality strings, network levels from the
-//! topology file; then the groups (see `hierarchy`), checked to be identical
-//! on every process before anyone uses them.
+//! hierarchical collective): every process's node name (or virtual nodes) and
+//! placement inside its node (PMIx locality string), exchanged among all
+//! processes; network levels from the topology file; then the groups (see
+//! `hierarchy`), checked to be identical on every process before anyone uses
+//! them.
 
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -12,7 +13,9 @@ use tracing::{debug, info, warn};
 
 use crate::hier::chain::{Group, Transport};
 use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
-use crate::hier::topology::{parse_topology_file, virtual_node_names, LevelSelection, Locality};
+use crate::hier::topology::{
+    parse_topology_file, virtual_node_names, Level, LevelSelection, Locality,
+};
 use crate::ompi::ffi::{Comm, Module};
 use crate::ompi::params::{GroupAlgorithm, HierParams, KernelSource, Params};
 
@@ -89,20 +92,17 @@ pub fn build(
         );
         LevelSelection::all()
     });
+    // Collective: every process takes part, whatever it knows.
+    let placement = exchange_placement(comm, module, me, p);
     let nodes: Vec<String> = match params.virtual_node_size {
         Some(k) => virtual_node_names(p, k),
-        None => (0..p)
-            .map(|r| comm.hostname(r).unwrap_or_default())
-            .collect(),
+        None => placement.iter().map(|(node, _)| node.clone()).collect(),
     };
     let mut procs: Vec<ProcInfo> = nodes
         .into_iter()
-        .enumerate()
-        .map(|(r, node)| {
-            ProcInfo::new(
-                node,
-                comm.locality(r).and_then(|s| Locality::parse(&s).ok()),
-            )
+        .zip(placement)
+        .map(|(node, (_, locality))| {
+            ProcInfo::new(node, locality.and_then(|s| Locality::parse(&s).ok()))
         })
         .collect();
     let local_ok = procs.iter().all(|p| !p.node.is_empty());
@@ -132,29 +132,23 @@ pub fn build(
     if agreed != Some(1) {
         return Err("node names are not known on every process".into());
     }
-    let hierarchy = Hierarchy::build(&procs, &levels.resolve(switch_levels));
+    let resolved = levels.resolve(switch_levels);
+    let hierarchy = Hierarchy::build(&procs, &resolved);
     let text = hierarchy.render_text();
+    let overrides = level_algorithms(me, &params.level_algorithms);
     // Every process must have built the same groups (same parameters, same
-    // topology file): compare a digest of the rendering.
-    // The digest covers the groups and every parameter that changes what the
-    // processes do together: the level list, the algorithms (per operation
-    // and per level), the Allreduce form, and the limits and geometry the
-    // routing decision reads from each process's own parameters.
+    // topology file) and run the same algorithms in them: the digest covers
+    // the rendering, the parameters that choose algorithms
+    // (`algorithm_digest_text`), and the limits, geometry and reduction
+    // kernels the routing decision reads from each process's own parameters.
     let agreed_params = format!(
-        "levels={} bcast={:?} reduce={:?} allreduce={:?} per_level={} fragment={} slots={} max={:?} kernels={:?}",
-        params.levels,
-        params.bcast,
-        params.reduce,
-        params.allreduce,
-        params.level_algorithms,
-        shared.fragment_size,
-        shared.queue_slots,
-        shared.max_message_size,
-        shared.reduction_kernels,
+        "fragment={} slots={} max={:?} kernels={:?}",
+        shared.fragment_size, shared.queue_slots, shared.max_message_size, shared.reduction_kernels,
     );
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     agreed_params.hash(&mut hasher);
+    algorithm_digest_text(&params, &resolved, &overrides).hash(&mut hasher);
     let digest = (hasher.finish() & 0x3fff_ffff) as i32;
     let low = module.agree_min(digest, comm);
     let high = module.agree_min(-digest, comm).map(|v| -v);
@@ -163,7 +157,6 @@ pub fn build(
             "processes built different groups (differing parameters or topology files?)".into(),
         );
     }
-    let overrides = level_algorithms(me, &params.level_algorithms);
     if me == 0 {
         let algorithms = describe_algorithms(&hierarchy, &params, &overrides);
         info!("{label}: hierarchy\n{text}{algorithms}");
@@ -266,4 +259,112 @@ fn describe_algorithms(
         parts.join("; "),
         params.allreduce
     )
+}
+
+/// Bytes of each field of a placement record (node name, locality string),
+/// NUL-padded.  Host names are at most 255 bytes; locality strings are a
+/// few dozen.
+const FIELD: usize = 256;
+
+/// A placement record: `node` and `locality` in fixed fields.  A value that
+/// does not fit leaves its field empty (unknown) rather than truncated, so
+/// two long names can never be taken for the same node.
+fn encode_record(node: &str, locality: Option<&str>) -> Vec<u8> {
+    let mut rec = vec![0u8; 2 * FIELD];
+    for (i, value) in [node, locality.unwrap_or("")].into_iter().enumerate() {
+        let bytes = value.as_bytes();
+        if bytes.len() < FIELD && !bytes.contains(&0) {
+            rec[i * FIELD..i * FIELD + bytes.len()].copy_from_slice(bytes);
+        }
+    }
+    rec
+}
+
+/// The node name (empty: unknown) and locality string of a record.
+fn decode_record(rec: &[u8]) -> (String, Option<String>) {
+    let field = |i: usize| {
+        let f = &rec[i * FIELD..(i + 1) * FIELD];
+        let end = f.iter().position(|&b| b == 0).unwrap_or(f.len());
+        String::from_utf8_lossy(&f[..end]).into_owned()
+    };
+    let locality = field(1);
+    (field(0), (!locality.is_empty()).then_some(locality))
+}
+
+/// Every process's node name and locality string, by rank; the same on
+/// every process (collective).
+///
+/// Each process contributes only what it knows of itself.  Asking Open MPI
+/// 4.1 about peers gives different processes different answers: each
+/// daemon registers `pmix.locstr` (OPAL_PMIX_LOCALITY_STRING) only for the
+/// processes of its own node, and host names only below
+/// `orte_hostname_cutoff` nodes.  With processes bound, a process then saw
+/// the cache/NUMA/socket placement of its own node's peers but not of other
+/// nodes', built other groups than processes elsewhere, and the digest check
+/// switched the hierarchy off.  On failure every name is unknown, which the
+/// caller's agreement turns into "no hierarchy" on all processes alike.
+fn exchange_placement(
+    comm: Comm,
+    module: Module,
+    me: usize,
+    p: usize,
+) -> Vec<(String, Option<String>)> {
+    let node = comm.hostname(me).unwrap_or_default();
+    let locality = comm.locality(me);
+    let mine = encode_record(&node, locality.as_deref());
+    let mut all = vec![0u8; mine.len() * p];
+    if !module.allgather_bytes(&mine, &mut all, comm) {
+        warn!("exchanging node names and locality strings failed");
+        return vec![(String::new(), None); p];
+    }
+    all.chunks_exact(mine.len()).map(decode_record).collect()
+}
+
+/// The parameters that choose algorithms (the group tree itself is compared
+/// through its rendering, which shows the levels, virtual nodes and the
+/// topology file's switches).  Not included: the mode (it only decides
+/// whether a tree is built), the topology file's path (its contents are in
+/// the tree) and the DOT file.
+fn algorithm_digest_text(
+    params: &HierParams,
+    levels: &[Level],
+    overrides: &[(String, GroupAlgorithm)],
+) -> String {
+    format!(
+        "bcast={:?} reduce={:?} allreduce={:?} levels={levels:?} virtual_node_size={:?} overrides={overrides:?}",
+        params.bcast, params.reduce, params.allreduce, params.virtual_node_size
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_round_trip() {
+        let rec = encode_record("sim01", Some("SK0:L30:L20:L10:CR0:HT0"));
+        assert_eq!(rec.len(), 2 * FIELD);
+        assert_eq!(
+            decode_record(&rec),
+            (
+                "sim01".to_owned(),
+                Some("SK0:L30:L20:L10:CR0:HT0".to_owned())
+            )
+        );
+        assert_eq!(
+            decode_record(&encode_record("n", None)),
+            ("n".to_owned(), None)
+        );
+    }
+
+    #[test]
+    fn record_too_long_is_unknown_not_truncated() {
+        let long = "x".repeat(FIELD);
+        assert_eq!(
+            decode_record(&encode_record(&long, Some(&long))),
+            (String::new(), None)
+        );
+        let fits = "y".repeat(FIELD - 1);
+        assert_eq!(decode_record(&encode_record(&fits, None)).0, fits);
+    }
 }

@@ -179,6 +179,13 @@ extern "C" {
         root: i32,
         comm: *mut c_void,
     ) -> i32;
+    fn sharm_glue_prev_allgather_bytes(
+        module: *mut c_void,
+        sbuf: *const c_void,
+        rbuf: *mut c_void,
+        len: i32,
+        comm: *mut c_void,
+    ) -> i32;
     fn sharm_glue_prev_allreduce_min_i32(
         module: *mut c_void,
         value: *mut i32,
@@ -574,6 +581,29 @@ impl Module {
                 buf.as_mut_ptr().cast(),
                 buf.len() as i32,
                 root as i32,
+                comm.0,
+            ) == success()
+        }
+    }
+    /// Gathers every process's `mine` (same length everywhere) into `all`,
+    /// in rank order, through the previous component.  `all` must hold
+    /// `mine.len()` bytes per process of `comm`.
+    pub fn allgather_bytes(self, mine: &[u8], all: &mut [u8], comm: Comm) -> bool {
+        let Ok(len) = i32::try_from(mine.len()) else {
+            return false;
+        };
+        assert_eq!(
+            all.len(),
+            mine.len() * comm.size(),
+            "allgather_bytes: receive size"
+        );
+        // SAFETY: `mine` holds `len` bytes and `all` holds `len` per process.
+        unsafe {
+            sharm_glue_prev_allgather_bytes(
+                self.0,
+                mine.as_ptr().cast(),
+                all.as_mut_ptr().cast(),
+                len,
                 comm.0,
             ) == success()
         }

@@ -1,12 +1,14 @@
 //! Shared by the MPI test files (`tests/mpi.rs`, `tests/collectives.rs`,
-//! `tests/hierarchy.rs`): finding the freshly built plugin, installing it in a
-//! component directory, compiling the C checker, the one mpirun launcher
-//! (`launch`), the checker's runs and summary (`checker`), and spotting
+//! `tests/hierarchy.rs`, `tests/sim_nodes.rs`, ...): finding the freshly built
+//! plugin, installing it in a component directory, compiling the C checker,
+//! the one mpirun launcher (`launch`), the checker's runs and summary
+//! (`checker`), jobs on simulated nodes (`sim_nodes`), and spotting
 //! shared-memory segments a job left behind.
 #![allow(dead_code)] // each test file uses its own subset
 
 mod checker;
 mod launch;
+pub mod sim_nodes;
 
 pub use checker::*;
 #[allow(unused_imports)] // not every test file names the launcher
@@ -111,14 +113,23 @@ pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> 
             _ => {}
         }
     }
-    let work = target_dir().join(work);
-    let components = work.join("components");
+    let components = target_dir().join(work).join("components");
     fs::create_dir_all(&components).map_err(|e| format!("{}: {e}", components.display()))?;
     replace(&components.join("mca_coll_sharm.so"), |tmp| {
         fs::copy(&plugin, tmp)
             .map(drop)
             .map_err(|e| format!("copy {}: {e}", plugin.display()))
     })?;
+    let binary = compile(work, program)?;
+    Ok((components, binary))
+}
+
+/// Compiles `program` (the checker from every `tests/mpi/check_*.c`, any
+/// other name from `tests/mpi/<program>.c`) into `<target>/<work>/<program>`
+/// without warnings; returns the program.
+pub fn compile(work: &str, program: &str) -> Result<PathBuf, String> {
+    let work = target_dir().join(work);
+    fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let sources = sources_of(program)?;
     let binary = work.join(program);
     replace(&binary, |tmp| {
@@ -142,7 +153,7 @@ pub fn prepare(work: &str, program: &str) -> Result<(PathBuf, PathBuf), String> 
             ))
         }
     })?;
-    Ok((components, binary))
+    Ok(binary)
 }
 
 /// `/dev/shm/sharm-<pid>-*` files of the given processes.
