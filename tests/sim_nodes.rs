@@ -181,3 +181,150 @@ fn hierarchy_is_built_across_simulated_nodes_with_default_binding() {
     }
     assert!(left.is_empty(), "processes left behind: {left:?}");
 }
+
+/// The C checker across simulated nodes: every collective's results checked
+/// against independently computed ones (Bcast/Reduce/Allreduce over every
+/// type and operation, non-commutative user operations, derived datatypes,
+/// Allgather, random mixes of every collective), and its MPI_T counter
+/// checks: a call the hierarchy must serve that went elsewhere fails the job.
+/// Open MPI's op/avx is left out (`--mca op ^avx`): the calls sharm hands
+/// over across nodes (Scan, Reduce_scatter, ...) would otherwise saturate
+/// 8-bit sums in coll/tuned (Open MPI issue 8045), which is not sharm's.
+/// Returns the summary's (hierarchical, hier_expected).
+fn checker_across_nodes(slots: &[usize], mpirun_opts: &[&str], scenarios: &str) -> (u64, u64) {
+    let checker = support::checker();
+    let path = format!("{}:{OMPI_COMPONENTS}", checker.components.display());
+    let mut opts = vec![
+        "--mca",
+        "op",
+        "^avx",
+        "--mca",
+        "mca_base_component_path",
+        &path,
+    ];
+    opts.extend_from_slice(mpirun_opts);
+    let job = sim_nodes::job(
+        slots,
+        &opts,
+        &checker.program,
+        &[scenarios, "--alarm", "200"],
+        Duration::from_secs(300),
+    );
+    let (out, left) = sim_nodes::run(job).expect("job");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "checker failed ({:?}):\n{text}",
+        out.status
+    );
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let np: usize = slots.iter().sum();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("sharm_check: OK np={np} ")))
+        .unwrap_or_else(|| panic!("no summary line:\n{text}"));
+    let get = |key: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {line}"))
+    };
+    let (hier, expected) = (get("hierarchical="), get("hier_expected="));
+    assert!(expected > 0 && hier >= expected, "{line}");
+    (hier, expected)
+}
+
+/// 2, 3 and 4 nodes with 1 to 3 processes each (uneven), default binding
+/// and by-slot placement: every group holds consecutive ranks, so the
+/// non-commutative reductions also go through the hierarchy (more
+/// hierarchical calls than the commutative ones the checker insists on).
+#[test]
+fn checker_on_two_three_and_four_nodes_uneven() {
+    if sim_nodes::skip_unless_available("checker_on_two_three_and_four_nodes_uneven") {
+        return;
+    }
+    for slots in [&[1usize, 1][..], &[2, 2, 1], &[1, 3, 1, 2]] {
+        let (hier, expected) = checker_across_nodes(slots, &[], "ops,allgather,dtypes,mixed");
+        assert!(
+            hier > expected,
+            "layout {slots:?}: no non-commutative call went hierarchical"
+        );
+    }
+}
+
+/// Round-robin placement, unbound: groups no longer hold consecutive ranks,
+/// so non-commutative reductions must be handed over (exactly the calls the
+/// checker requires are hierarchical), and everything stays correct.
+#[test]
+fn checker_round_robin_unbound() {
+    if sim_nodes::skip_unless_available("checker_round_robin_unbound") {
+        return;
+    }
+    let (hier, expected) = checker_across_nodes(
+        &[3, 2],
+        &["--bind-to", "none", "--map-by", "node"],
+        "ops,allgather,mixed",
+    );
+    assert_eq!(
+        hier, expected,
+        "a non-commutative call followed a non-contiguous hierarchy"
+    );
+}
+
+/// Switch levels from a topology file over the simulated node names.
+#[test]
+fn checker_with_switch_levels() {
+    if sim_nodes::skip_unless_available("checker_with_switch_levels") {
+        return;
+    }
+    let dir = support::checker()
+        .components
+        .parent()
+        .expect("work dir")
+        .to_path_buf();
+    let topo = dir.join("sim.topo");
+    std::fs::write(&topo, "sim01 swA spine\nsim02 swA spine\nsim03 swB spine\n")
+        .expect("topology file");
+    let topo = topo.display().to_string();
+    checker_across_nodes(
+        &[2, 1, 2],
+        &["--mca", "coll_sharm_topology_file", &topo],
+        "ops,allgather",
+    );
+}
+
+/// A rank dies (SIGABRT) on the last node while the others wait in a
+/// hierarchical Bcast (the checker's `crash` scenario, after segments were
+/// set up): the job ends, and neither a process nor a shared-memory segment
+/// of the job is left on any node (all simulated nodes share this /dev/shm).
+#[test]
+fn a_rank_dying_mid_collective_leaves_nothing_on_any_node() {
+    if sim_nodes::skip_unless_available("a_rank_dying_mid_collective_leaves_nothing_on_any_node") {
+        return;
+    }
+    let checker = support::checker();
+    let path = format!("{}:{OMPI_COMPONENTS}", checker.components.display());
+    let opts = ["--mca", "mca_base_component_path", path.as_str()];
+    let job = sim_nodes::job(
+        &[2, 1, 2],
+        &opts,
+        &checker.program,
+        &["crash", "--alarm", "200"],
+        Duration::from_secs(180),
+    );
+    let (out, left) = sim_nodes::run(job).expect("job");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "the job should have failed:\n{text}");
+    assert!(left.is_empty(), "processes left behind: {left:?}");
+    let pids = support::job_pids(&stdout);
+    assert!(!pids.is_empty(), "no pid line:\n{text}");
+    let segments = support::shm_files_of(&pids);
+    assert!(
+        segments.is_empty(),
+        "segments left in /dev/shm: {segments:?}\n{text}"
+    );
+}

@@ -15,7 +15,11 @@ void t_prefix(const struct cinfo *c, const struct combo *cb, enum coll kind, siz
     unsigned char *sb = rbuf_new(bytes, SEND_BG), *rb = rbuf_new(bytes, SENTINEL);
     gen(cb->t, cb->o, ip ? rb : sb, 0, n, seed, me);
     unsigned char *sb0 = dup_bytes(sb, bytes + GUARD), *rb0 = dup_bytes(rb, bytes + GUARD);
-    enum expect e = expect_call(c, (long long) (n * data_size(cb->t)), cb->served ? EX_SERVE : EX_FALLBACK);
+    const enum expect policy = cb->served ? EX_SERVE : EX_FALLBACK;
+    /* Allreduce also goes through the hierarchy across nodes. */
+    enum expect e = kind == C_ALLREDUCE
+                        ? expect_bcast_reduce(c, (long) n, n * data_size(cb->t), policy, op_commutative(cb->o))
+                        : expect_call(c, (long long) (n * data_size(cb->t)), policy);
     enum hier h = kind == C_ALLREDUCE ? hier_for(c, n * data_size(cb->t), op_commutative(cb->o)) : HIER_NO;
     struct snap s = pv_snap(kind);
     const void *sarg = ip ? MPI_IN_PLACE : sb;
