@@ -85,6 +85,9 @@ static char *param_hier_levels = NULL;
 static char *param_topology_file = NULL;
 static char *param_dot_file = NULL;
 static char *param_level_algorithms = NULL;
+static int param_top_allreduce = SHARM_TOP_AUTO;
+static char *param_lattice_dims = NULL;
+static char *param_torus_dims = NULL;
 
 static int sharm_output = -1;
 
@@ -140,6 +143,10 @@ static const mca_base_var_enum_value_t hier_mode_values[] = {
 static const mca_base_var_enum_value_t group_alg_values[] = {
     {SHARM_ALG_LINEAR, "flat"}, {SHARM_ALG_KNOMIAL, "knomial"}, {SHARM_ALG_RING, "ring"},
     {0, NULL}};
+static const mca_base_var_enum_value_t top_allreduce_values[] = {
+    {SHARM_TOP_AUTO, "auto"}, {SHARM_TOP_RECURSIVE_DOUBLING, "recursive_doubling"},
+    {SHARM_TOP_RING, "ring"}, {SHARM_TOP_LATTICE_RING, "lattice_ring"},
+    {SHARM_TOP_TRINARYX3, "trinaryx3"}, {0, NULL}};
 static const mca_base_var_enum_value_t hier_allreduce_values[] = {
     {0, "reduce_bcast"}, {1, "reduce_allreduce_bcast"}, {0, NULL}};
 static const mca_base_var_enum_value_t single_copy_values[] = {
@@ -160,6 +167,7 @@ static const struct {
     {"algorithm", allgather_values},         {"algorithm", reduce_scatter_values},
     {"hierarchy_mode", hier_mode_values},    {"group_algorithm", group_alg_values},
     {"hierarchy_allreduce", hier_allreduce_values},
+    {"top_allreduce", top_allreduce_values},
     {"reduction_kernels", reduction_kernel_values},
     {"single_copy", single_copy_values},
 };
@@ -219,6 +227,30 @@ static void register_hierarchy(void)
                  "bcast), reduce_allreduce_bcast (reduce up to the top level, recursive-doubling "
                  "allreduce among its leaders, bcast down)",
                  allreduce_algs, OPAL_INFO_LVL_5, &param_hier_allreduce);
+    {
+        mca_base_var_enum_t *tops = NULL;
+        (void) mca_base_var_enum_create("coll_sharm_top_allreduce_algorithms",
+                                        top_allreduce_values, &tops);
+        register_int("hierarchy_top_allreduce_algorithm",
+                     "Allreduce among the top group (the node leaders; every process with "
+                     "coll_sharm_virtual_node_size 1) under reduce_allreduce_bcast: auto (from "
+                     "the cost models by message and group size), recursive_doubling, ring, "
+                     "lattice_ring (paper 001: ring reduce-scatter per lattice dimension, "
+                     "pipelined), trinaryx3 (paper 002: three edge-disjoint spanning trees of a "
+                     "torus)",
+                     tops, OPAL_INFO_LVL_5, &param_top_allreduce);
+        OBJ_RELEASE(tops);
+    }
+    param_lattice_dims = "auto"; /* copied by the variable system */
+    register_string("lattice_dims",
+                    "Lattice of the lattice ring Allreduce over the top group: auto (from the "
+                    "cost model) or r1xr2x...xrd with product = group size, e.g. 4x4x2",
+                    &param_lattice_dims);
+    param_torus_dims = "auto";
+    register_string("torus_dims",
+                    "Torus the top group's members lie on (row-major by group rank) for "
+                    "Trinaryx3: auto or e.g. 4x3x2 (2-D or 3-D, product = group size)",
+                    &param_torus_dims);
     register_string("hierarchy_level_algorithms",
                     "Per-level group algorithm overriding the per-operation ones, e.g. "
                     "'node:knomial,switch1:ring,top:flat' (level names as printed in the group "
@@ -244,6 +276,10 @@ void sharm_glue_hier_params(struct sharm_hier_params *out)
     out->topology_file = NULL == param_topology_file ? "" : param_topology_file;
     out->dot_file = NULL == param_dot_file ? "" : param_dot_file;
     out->level_algorithms = NULL == param_level_algorithms ? "" : param_level_algorithms;
+    out->top_allreduce_algorithm = param_top_allreduce;
+    out->reserved = 0;
+    out->lattice_dims = NULL == param_lattice_dims ? "auto" : param_lattice_dims;
+    out->torus_dims = NULL == param_torus_dims ? "auto" : param_torus_dims;
 }
 
 static void register_size(const char *name, const char *help, size_t *storage)

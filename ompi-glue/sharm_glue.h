@@ -128,6 +128,20 @@ struct sharm_hier_params {
     const char *topology_file; /* network levels: "<node> <switch> [<switch2> ...]" */
     const char *dot_file;      /* where to write the group tree as DOT ("" none) */
     const char *level_algorithms; /* per-level overrides, "<level>:<flat|knomial|ring>,..." */
+    int32_t top_allreduce_algorithm; /* enum sharm_top_allreduce */
+    int32_t reserved;
+    const char *lattice_dims; /* "auto" or e.g. "4x4x2" (lattice ring, paper 001) */
+    const char *torus_dims;   /* "auto" or e.g. "4x3x2" (Trinaryx3, paper 002) */
+};
+
+/* coll_sharm_hierarchy_top_allreduce_algorithm: the top group's Allreduce
+ * (with coll_sharm_hierarchy_allreduce_algorithm reduce_allreduce_bcast). */
+enum sharm_top_allreduce {
+    SHARM_TOP_AUTO = 0,
+    SHARM_TOP_RECURSIVE_DOUBLING = 1,
+    SHARM_TOP_RING = 2,
+    SHARM_TOP_LATTICE_RING = 3,
+    SHARM_TOP_TRINARYX3 = 4
 };
 
 /* Rust entry points, registered once when the shared object is loaded. */

@@ -331,8 +331,14 @@ fn algorithm_digest_text(
     overrides: &[(String, GroupAlgorithm)],
 ) -> String {
     format!(
-        "bcast={:?} reduce={:?} allreduce={:?} levels={levels:?} virtual_node_size={:?} overrides={overrides:?}",
-        params.bcast, params.reduce, params.allreduce, params.virtual_node_size
+        "bcast={:?} reduce={:?} allreduce={:?} top={:?} lattice={} torus={} levels={levels:?} virtual_node_size={:?} overrides={overrides:?}",
+        params.bcast,
+        params.reduce,
+        params.allreduce,
+        params.top_allreduce,
+        params.lattice_dims,
+        params.torus_dims,
+        params.virtual_node_size
     )
 }
 

@@ -38,6 +38,10 @@ pub struct RawHierParams {
     pub topology_file: *const c_char,
     pub dot_file: *const c_char,
     pub level_algorithms: *const c_char,
+    pub top_allreduce_algorithm: i32,
+    pub reserved: i32,
+    pub lattice_dims: *const c_char,
+    pub torus_dims: *const c_char,
 }
 
 /// Mirror of `struct sharm_dtype_info`.
@@ -222,8 +226,8 @@ pub fn rules_text(name: &str) -> String {
 }
 
 /// The hierarchical collectives' parameters and their strings: levels,
-/// topology file, DOT file, per-level algorithms.
-pub fn hier_params() -> (RawHierParams, [String; 4]) {
+/// topology file, DOT file, per-level algorithms, lattice and torus shapes.
+pub fn hier_params() -> (RawHierParams, [String; 6]) {
     let mut raw = RawHierParams {
         mode: 0,
         virtual_node_size: 0,
@@ -234,6 +238,10 @@ pub fn hier_params() -> (RawHierParams, [String; 4]) {
         topology_file: std::ptr::null(),
         dot_file: std::ptr::null(),
         level_algorithms: std::ptr::null(),
+        top_allreduce_algorithm: 0,
+        reserved: 0,
+        lattice_dims: std::ptr::null(),
+        torus_dims: std::ptr::null(),
     };
     // SAFETY: writes one plain struct; the strings it points to live while
     // the component is open.
@@ -243,6 +251,8 @@ pub fn hier_params() -> (RawHierParams, [String; 4]) {
         raw.topology_file,
         raw.dot_file,
         raw.level_algorithms,
+        raw.lattice_dims,
+        raw.torus_dims,
     ]
     .map(c_str);
     (raw, strings)

@@ -44,6 +44,14 @@ const ALGORITHMS: Table<Algorithm> = &[
     (9, "reduce_then_scatter", Algorithm::ReduceThenScatter),
 ];
 
+const TOP_ALLREDUCE: Table<TopAllreduce> = &[
+    (0, "auto", TopAllreduce::Auto),
+    (1, "recursive_doubling", TopAllreduce::RecursiveDoubling),
+    (2, "ring", TopAllreduce::Ring),
+    (3, "lattice_ring", TopAllreduce::LatticeRing),
+    (4, "trinaryx3", TopAllreduce::Trinaryx3),
+];
+
 const KERNEL_SOURCES: Table<KernelSource> = &[
     (0, "sharm", KernelSource::Sharm),
     (1, "ompi", KernelSource::Ompi),
@@ -138,6 +146,7 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
             "group_algorithm" => check(GROUP_ALGORITHMS, value, name),
             "hierarchy_allreduce" => check(ALLREDUCE_FORMS, value, name),
             "reduction_kernels" => check(KERNEL_SOURCES, value, name),
+            "top_allreduce" => check(TOP_ALLREDUCE, value, name),
             "single_copy" => check(SINGLE_COPY_MODES, value, name),
             other => Err(format!(
                 "the glue has a table of kind '{other}' Rust does not know"
@@ -231,6 +240,20 @@ pub enum GroupAlgorithm {
     Ring,
 }
 
+/// The Allreduce of the top group (`coll_sharm_hierarchy_top_allreduce_algorithm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopAllreduce {
+    /// From the cost models, by message and group size.
+    Auto,
+    RecursiveDoubling,
+    /// Ring reduce-scatter + allgather.
+    Ring,
+    /// Paper 001: ring reduce-scatter along each lattice dimension, pipelined.
+    LatticeRing,
+    /// Paper 002: three edge-disjoint spanning trees of a torus.
+    Trinaryx3,
+}
+
 /// The two Allreduce forms of paper 004.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllreduceForm {
@@ -263,11 +286,17 @@ pub struct HierParams {
     pub dot_file: Option<String>,
     /// Per-level overrides, "<level>:<algorithm>,..." (parsed by `hier_plan`).
     pub level_algorithms: String,
+    /// The top group's Allreduce, and the shapes its algorithms assume
+    /// ("auto" or "AxBxC").
+    pub top_allreduce: TopAllreduce,
+    pub lattice_dims: String,
+    pub torus_dims: String,
 }
 
 impl HierParams {
     pub fn current() -> HierParams {
-        let (raw, [levels, topology_file, dot_file, level_algorithms]) = ffi::hier_params();
+        let (raw, [levels, topology_file, dot_file, level_algorithms, lattice_dims, torus_dims]) =
+            ffi::hier_params();
         let group = |what: &str, v: i32| decode(GROUP_ALGORITHMS, what, v, GroupAlgorithm::Flat);
         HierParams {
             mode: decode(
@@ -293,6 +322,14 @@ impl HierParams {
             topology_file: (!topology_file.is_empty()).then_some(topology_file),
             dot_file: (!dot_file.is_empty()).then_some(dot_file),
             level_algorithms,
+            top_allreduce: decode(
+                TOP_ALLREDUCE,
+                "coll_sharm_hierarchy_top_allreduce_algorithm",
+                raw.top_allreduce_algorithm,
+                TopAllreduce::Auto,
+            ),
+            lattice_dims,
+            torus_dims,
         }
     }
 }
