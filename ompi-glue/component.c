@@ -28,9 +28,9 @@ static int sharm_close(void);
 static int sharm_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 static mca_coll_base_module_t *sharm_comm_query(struct ompi_communicator_t *comm, int *priority);
 
-static const mca_coll_base_component_2_0_0_t component_template = {
+static const sharm_coll_component_t component_template = {
     .collm_version = {
-        MCA_COLL_BASE_VERSION_2_0_0,
+        SHARM_COLL_BASE_VERSION,
         .mca_component_name = "sharm",
         MCA_BASE_MAKE_VERSION(component, 0, 1, 0),
         .mca_open_component = sharm_open,
@@ -42,11 +42,11 @@ static const mca_coll_base_component_2_0_0_t component_template = {
     .collm_comm_query = sharm_comm_query,
 };
 
-_Static_assert(sizeof(mca_coll_base_component_2_0_0_t) <= SHARM_COMPONENT_STORAGE_BYTES,
+_Static_assert(sizeof(sharm_coll_component_t) <= SHARM_COMPONENT_STORAGE_BYTES,
                "Rust's storage for mca_coll_sharm_component is too small");
 
 /* The live component (the Rust-owned storage) and the Rust entry table. */
-static mca_coll_base_component_2_0_0_t *sharm_component;
+static sharm_coll_component_t *sharm_component;
 const struct sharm_rs_entries *sharm_rs;
 
 void sharm_glue_component_init(void *storage, size_t storage_size,

@@ -14,6 +14,9 @@
 
 #include "sharm_glue.h"
 
+/* Version-specific types and macros (sharm_coll_component_t, ...). */
+#include "flavour.h"
+
 /* Bytes Rust reserves for the component struct (see src/lib.rs). */
 #define SHARM_COMPONENT_STORAGE_BYTES 4096
 
@@ -36,5 +39,9 @@ typedef struct mca_coll_sharm_module_t {
 OBJ_CLASS_DECLARATION(mca_coll_sharm_module_t);
 
 extern const struct sharm_rs_entries *sharm_rs;
+
+/* Copies the malloc'd string `str` (may be NULL) into buf[cap] and frees it;
+ * returns its length, or 0 when absent or too long. */
+int32_t sharm_glue_copy_out(char *str, char *buf, int32_t cap);
 
 #endif
