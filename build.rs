@@ -133,6 +133,8 @@ fn main() {
         // Last, so that a distribution shipping the real header wins.
         .include(glue.join("compat"))
         .define("SHARM_OMPI_FLAVOUR", flavour)
+        // Debian's hardening default (lintian: hardening-no-fortify-functions).
+        .define("_FORTIFY_SOURCE", "2")
         .flag_if_supported("-std=gnu11")
         .warnings(true)
         .extra_warnings(true)
@@ -147,7 +149,11 @@ fn main() {
     println!("cargo:rustc-link-lib=dylib=mpi");
     println!("cargo:rustc-link-lib=dylib=open-pal");
     println!("cargo:rerun-if-changed=ompi-glue");
-    for var in ["SHARM_MPICC", "SHARM_OMPI_FLAVOUR", "SHARM_OMPI_SOURCE_HEADERS"] {
+    for var in [
+        "SHARM_MPICC",
+        "SHARM_OMPI_FLAVOUR",
+        "SHARM_OMPI_SOURCE_HEADERS",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
 }
