@@ -12,9 +12,10 @@
 # recipe's version): change any of them and a fresh root is built beside the
 # old one.  Making it needs root privileges and the Debian mirror.
 #
-# The source tree is bind-mounted read-only at /src/sharm; cargo's target
-# directory and registry cache live inside the root.  Rust comes from the
-# host's toolchain, bind-mounted read-only at /opt/rust: trixie's rustc is
+# A snapshot of the source tree is copied to /src/sharm (a tmpfs); cargo's
+# target directory and registry cache live inside the root; files a command
+# writes to $SHARM_OUT (/var/tmp/sharm-out) land in target/ompi5/ of the tree.
+# Rust comes from the host's toolchain, bind-mounted read-only at /opt/rust: trixie's rustc is
 # 1.85, and the crate uses u*::is_multiple_of (Rust 1.87).
 #
 # Everything runs in its own mount and PID namespaces (unshare): /proc and
@@ -66,8 +67,22 @@ if [ "${1:-}" = "--in-namespace" ]; then
     mnt "$ROOT/proc" -t proc proc
     mnt "$ROOT/dev/shm" -t tmpfs -o mode=1777,size=8g shm
     mnt "$ROOT/dev/pts" -t devpts -o newinstance,ptmxmode=0666 devpts
-    mnt "$ROOT/src/sharm" --bind "$REPO"
-    mount -o remount,bind,ro "$ROOT/src/sharm"
+    # A snapshot of the tree (tracked and untracked, not ignored files, as
+    # they are now, mtimes kept) on a tmpfs: editing the tree while a job
+    # runs does not change what that job builds and tests.
+    mnt "$ROOT/src/sharm" -t tmpfs -o mode=0755 src
+    if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+        (cd "$REPO" && git ls-files -z -co --exclude-standard |
+            while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+            tar --null -T - -cf -) | tar -C "$ROOT/src/sharm" -xf -
+        # ci/package.sh names the commit; the repository itself stays outside.
+        git -C "$REPO" log -1 --format='%h%n%cD%n%an <%ae>' >"$ROOT/src/sharm/.sharm-commit"
+    else
+        tar -C "$REPO" --exclude=./target -cf - . | tar -C "$ROOT/src/sharm" -xf -
+    fi
+    # Results (packages) come back through target/ompi5 of the tree.
+    mkdir -p "$REPO/target/ompi5"
+    mnt "$ROOT/var/tmp/sharm-out" --bind "$REPO/target/ompi5"
     mnt "$ROOT/opt/rust" --bind "$rust"
     mount -o remount,bind,ro "$ROOT/opt/rust"
     cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
@@ -77,7 +92,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
         HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
         PATH=/opt/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         CARGO_HOME=/root/.cargo CARGO_TARGET_DIR=/var/tmp/sharm-target \
-        CARGO_TERM_COLOR=never \
+        CARGO_TERM_COLOR=never SHARM_OUT=/var/tmp/sharm-out \
         bash -c 'cd /src/sharm && exec "$@"' ci "$@" || rc=$?
     exit "$rc"
 fi

@@ -54,7 +54,14 @@ crate_ver=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 # which (…-1+ompi4.1.4 on Debian 12, …-1+ompi5.0.7 on Debian 13).
 version="$crate_ver-1+ompi$ompi_ver"
 name=openmpi-coll-sharm
-maintainer=${SHARM_MAINTAINER:-$(git log -1 --format='%an <%ae>' 2>/dev/null || echo "sharm maintainers <root@localhost>")}
+# Commit, its date and author: from git, or from .sharm-commit in the
+# snapshot ci/ompi5.sh copies into its root (which has no .git).
+if meta=$(git log -1 --format='%h%n%cD%n%an <%ae>' 2>/dev/null); then :; else
+    meta=$(cat .sharm-commit 2>/dev/null || printf 'unknown\n%s\nsharm maintainers <root@localhost>' "$(date -R)")
+fi
+commit=$(echo "$meta" | sed -n 1p)
+date=$(echo "$meta" | sed -n 2p)
+maintainer=${SHARM_MAINTAINER:-$(echo "$meta" | sed -n 3p)}
 echo "== package $name $version for Open MPI $ompi_ver ($abi_pkg $abi_ver), components in $compdir"
 
 stage=$(mktemp -d)
@@ -152,8 +159,6 @@ EOF
 
 # changelog.Debian: one entry for this build, dated by the last commit (the
 # same tree gives the same package).
-date=$(git log -1 --format=%cD 2>/dev/null || date -R)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-unstable}")
 cat >"$stage/changelog" <<EOF
 $name ($version) $suite; urgency=medium
