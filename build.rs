@@ -126,9 +126,12 @@ fn main() {
 
     let glue = PathBuf::from("ompi-glue");
     let flavour_c = format!("flavour_v{flavour}.c");
+    // The module follows the coll framework API: 2.x for 4.1 and 5.0 (a
+    // coll_api3.c would serve Open MPI 6's API 3.0.0).
+    let module_c = "coll_api2.c";
     let mut build = cc::Build::new();
     build
-        .files(["component.c", "ompi_calls.c", &flavour_c].map(|f| glue.join(f)))
+        .files(["component.c", "ompi_calls.c", module_c, &flavour_c].map(|f| glue.join(f)))
         .includes(&incdirs)
         // Last, so that a distribution shipping the real header wins.
         .include(glue.join("compat"))

@@ -4,10 +4,13 @@
  * Everything that differs between Open MPI release series lives in one
  * header (flavour_vNN.h: types and macros) and one C file (flavour_vNN.c:
  * functions whose bodies differ) per flavour; component.c and ompi_calls.c
- * only use the names defined there.  build.rs sets SHARM_OMPI_FLAVOUR (41,
- * 50) from the installed mpi.h or the SHARM_OMPI_FLAVOUR environment
- * variable and compiles the matching C file.  Another series (e.g. v6 with the
- * coll API 3.0.0) is one more pair of files and one more branch here.
+ * only use the names defined there.  The per-communicator module follows the
+ * coll framework API (coll_api2.c: API 2.x, i.e. 4.1 and 5.0).  build.rs sets
+ * SHARM_OMPI_FLAVOUR (41, 50) from the installed mpi.h or the
+ * SHARM_OMPI_FLAVOUR environment variable and compiles the matching files.
+ * Open MPI 6 (coll API 3.0.0: size_t counts, modules install their own
+ * functions) would add flavour_v60.{h,c}, coll_api3.c and a branch here and
+ * in build.rs.
  */
 #ifndef SHARM_FLAVOUR_H
 #define SHARM_FLAVOUR_H
