@@ -5,6 +5,7 @@
 #   ci/ompi5.sh                  ci/test.sh inside the root
 #   ci/ompi5.sh CMD [ARG...]     CMD inside the root, e.g. ci/package.sh
 #   ci/ompi5.sh --shell          an interactive shell inside the root
+#   SHARM_DEBIAN_SUITE=bookworm ci/ompi5.sh ...   the same in Debian 12
 #
 # The root is made once with debootstrap and cached under
 # $SHARM_CACHE/trixie/<stamp> (default /var/cache/sharm), where <stamp> is a
@@ -25,9 +26,11 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SHARM_CACHE:-/var/cache/sharm}/trixie
-MIRROR=${SHARM_TRIXIE_MIRROR:-http://deb.debian.org/debian}
-SUITE=trixie
+# Debian 13 by default; SHARM_DEBIAN_SUITE=bookworm gives a Debian 12 /
+# Open MPI 4.1 root the same way (a clean system for ci/package.sh --check).
+SUITE=${SHARM_DEBIAN_SUITE:-trixie}
+CACHE=${SHARM_CACHE:-/var/cache/sharm}/$SUITE
+MIRROR=${SHARM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 RECIPE=1 # bump when the way the root is made changes
 # openmpi-bin/libopenmpi-dev: what is tested; gcc, pkgconf: the glue and the
 # C checkers; dpkg-dev, xz-utils: ci/ompi-headers.sh (apt-get source);
@@ -108,7 +111,7 @@ rust=$(rustc --print sysroot 2>/dev/null) || die "no Rust toolchain on the host 
 
 make_root() {
     local tmp=$CACHE/.new-$STAMP-$$ t0=$SECONDS
-    say "creating the Debian 13 root $ROOT (debootstrap $SUITE from $MIRROR)"
+    say "creating the Debian $SUITE root $ROOT (debootstrap $SUITE from $MIRROR)"
     rm -rf "$tmp"
     mkdir -p "$tmp"
     trap 'rm -rf "$tmp"' EXIT
@@ -148,7 +151,7 @@ t0=$SECONDS
 exec 9>"$CACHE/.lock"
 flock 9 # one root creation at a time; a second job waits and reuses it
 if [ -d "$ROOT" ]; then
-    say "reusing the Debian 13 root $ROOT ($(tr '\t\n' '= ' <"$ROOT/etc/sharm-root-versions"))"
+    say "reusing the $SUITE root $ROOT ($(tr '\t\n' '= ' <"$ROOT/etc/sharm-root-versions"))"
 else
     make_root
 fi
