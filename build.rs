@@ -151,6 +151,11 @@ fn main() {
     }
     println!("cargo:rustc-link-lib=dylib=mpi");
     println!("cargo:rustc-link-lib=dylib=open-pal");
+    if flavour == "50" {
+        // 5.0's OPAL_MODEX_* macros call PMIx_Get & co. directly (4.1 went
+        // through opal_pmix); libpmix.so is in /usr/lib/<triplet> on Debian 13.
+        println!("cargo:rustc-link-lib=dylib=pmix");
+    }
     println!("cargo:rerun-if-changed=ompi-glue");
     for var in [
         "SHARM_MPICC",
