@@ -69,7 +69,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
     mount --make-rprivate /
     mnt "$ROOT/proc" -t proc proc
     # hwloc reads the CPU topology (and PMIx the locality strings) from sysfs.
-    mnt "$ROOT/sys" --rbind /sys
+    mnt "$ROOT/sys" --bind /sys
     mount -o remount,bind,ro "$ROOT/sys"
     mnt "$ROOT/dev/shm" -t tmpfs -o mode=1777,size=8g shm
     mnt "$ROOT/dev/pts" -t devpts -o newinstance,ptmxmode=0666 devpts
