@@ -14,7 +14,8 @@
 # old one.  Making it needs root privileges and the Debian mirror.
 #
 # A snapshot of the source tree is copied to /src/sharm (a tmpfs); cargo's
-# target directory and registry cache live inside the root; files a command
+# target directory (/src/sharm/target, kept in the root's
+# /var/tmp/sharm-target) and registry cache live inside the root; files a command
 # writes to $SHARM_OUT (/var/tmp/sharm-out) land in target/ompi5/ of the tree.
 # Rust comes from the host's toolchain, bind-mounted read-only at /opt/rust: trixie's rustc is
 # 1.85, and the crate uses u*::is_multiple_of (Rust 1.87).
@@ -86,6 +87,10 @@ if [ "${1:-}" = "--in-namespace" ]; then
     else
         tar -C "$REPO" --exclude=./target -cf - . | tar -C "$ROOT/src/sharm" -xf -
     fi
+    # cargo's target directory persists in the root (incremental builds)
+    # and sits where ci/bench*.sh expect it, in the tree's target/.
+    mkdir -p "$ROOT/var/tmp/sharm-target"
+    mnt "$ROOT/src/sharm/target" --bind "$ROOT/var/tmp/sharm-target"
     # Results (packages) come back through target/ompi5 of the tree.
     mkdir -p "$REPO/target/ompi5"
     mnt "$ROOT/var/tmp/sharm-out" --bind "$REPO/target/ompi5"
@@ -97,7 +102,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
     chroot "$ROOT" /usr/bin/env -i \
         HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
         PATH=/opt/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        CARGO_HOME=/root/.cargo CARGO_TARGET_DIR=/var/tmp/sharm-target \
+        CARGO_HOME=/root/.cargo \
         CARGO_TERM_COLOR=never SHARM_OUT=/var/tmp/sharm-out \
         bash -c 'cd /src/sharm && exec "$@"' ci "$@" || rc=$?
     exit "$rc"
