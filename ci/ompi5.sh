@@ -13,12 +13,12 @@
 # recipe's version): change any of them and a fresh root is built beside the
 # old one.  Making it needs root privileges and the Debian mirror.
 #
-# A snapshot of the source tree is copied to /src/sharm (a tmpfs); cargo's
-# target directory (/src/sharm/target, kept in the root's
-# /var/tmp/sharm-target) and registry cache live inside the root; files a command
-# writes to $SHARM_OUT (/var/tmp/sharm-out) land in target/ompi5/ of the tree.
-# Rust comes from the host's toolchain, bind-mounted read-only at /opt/rust: trixie's rustc is
-# 1.85, and the crate uses u*::is_multiple_of (Rust 1.87).
+# A snapshot of the source tree is copied to /src/sharm (a tmpfs).  cargo's
+# target directory (/src/sharm/target, kept in the root's /var/tmp/sharm-target)
+# and registry cache live inside the root; files a command writes to
+# $SHARM_OUT (/var/tmp/sharm-out) land in target/ompi5/ of the tree.  Rust
+# comes from the host's toolchain, bind-mounted read-only at /opt/rust:
+# trixie's rustc is 1.85, and the crate uses u*::is_multiple_of (Rust 1.87).
 #
 # Everything runs in its own mount and PID namespaces (unshare): /proc and
 # /dev/shm inside are private (the leftover checks of ci/test.sh see only
@@ -122,7 +122,8 @@ make_root() {
     say "creating the Debian $SUITE root $ROOT (debootstrap $SUITE from $MIRROR)"
     rm -rf "$tmp"
     mkdir -p "$tmp"
-    trap 'rm -rf "$tmp"' EXIT
+    # shellcheck disable=SC2064 # $tmp is local: expand it now
+    trap "rm -rf '$tmp'" EXIT
     debootstrap --variant=minbase "$SUITE" "$tmp" "$MIRROR" >"$CACHE/.debootstrap-$STAMP.log" 2>&1 ||
         die "debootstrap failed; see $CACHE/.debootstrap-$STAMP.log"
     say "debootstrap: $((SECONDS - t0)) s"
