@@ -73,6 +73,8 @@ if [ "${1:-}" = "--in-namespace" ]; then
     mnt "$ROOT/sys" --bind /sys
     mount -o remount,bind,ro "$ROOT/sys"
     mnt "$ROOT/dev/shm" -t tmpfs -o mode=1777,size=8g shm
+    # Nothing a job leaves in /tmp survives into the cached root.
+    mnt "$ROOT/tmp" -t tmpfs -o mode=1777 tmp
     mnt "$ROOT/dev/pts" -t devpts -o newinstance,ptmxmode=0666 devpts
     # A snapshot of the tree (tracked and untracked, not ignored files, as
     # they are now, mtimes kept) on a tmpfs: editing the tree while a job

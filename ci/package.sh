@@ -218,5 +218,6 @@ lintian --fail-on error,warning --display-info "$deb"
 echo "lintian: clean"
 
 if [ "$check" = 1 ]; then
-    exec ci/package-check.sh "$deb"
+    # Not exec: the EXIT trap removes the staging directory.
+    ci/package-check.sh "$deb"
 fi
