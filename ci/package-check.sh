@@ -50,15 +50,51 @@ ompi_info | grep "MCA coll: sharm" || die "ompi_info does not list sharm"
 
 echo "== a plain mpirun serves collectives with sharm"
 mpicc.openmpi -O2 -o "$work/demo" ci/demo.c
-out=$(timeout -s KILL 120 mpirun.openmpi --allow-run-as-root -np 2 "$work/demo" 2>&1) ||
-    die "mpirun failed: $out"
-echo "$out"
-echo "$out" | grep -q "results correct" || die "wrong results"
-for op in allreduce bcast barrier; do
-    served=$(echo "$out" | sed -n "s/.*MPI_$op *served by sharm: \([0-9]*\).*/\1/p")
-    [ "${served:-0}" -gt 0 ] || die "sharm served no MPI_$op (counter: '${served:-absent}')"
-done
-
+# demo LABEL MPIRUN-ARGS...: runs ci/demo.c at np=2; 0 when sharm served
+# MPI_Allreduce, MPI_Bcast and MPI_Barrier (its MPI_T counters) correctly.
+demo() {
+    local label=$1 out op served
+    shift
+    out=$(timeout -s KILL 120 mpirun.openmpi --allow-run-as-root -np 2 "$@" "$work/demo" 2>&1) || {
+        echo "$out"
+        echo "$label: mpirun failed"
+        return 1
+    }
+    echo "$out"
+    echo "$out" | grep -q "results correct" || { echo "$label: wrong results"; return 1; }
+    for op in allreduce bcast barrier; do
+        served=$(echo "$out" | sed -n "s/.*MPI_$op *served by sharm: \([0-9]*\).*/\1/p")
+        if [ "${served:-0}" -le 0 ]; then
+            echo "$label: sharm served no MPI_$op (counter: ${served:-absent})"
+            return 1
+        fi
+    done
+    echo "$label: sharm served"
+}
+plain_failed=0
+if ! demo "plain mpirun"; then
+    plain_failed=1
+    # Debian 13: libpmix2t64's /usr/lib/x86_64-linux-gnu/pmix2/share/pmix-mca-params.conf
+    # sets PMIx's mca_base_component_path, and PRRTE's mpirun passes it to the
+    # MPI processes as OMPI_MCA_mca_base_component_path too (the parameter has
+    # the same name in both projects), so Open MPI searches only PMIx's
+    # plugin directory and never its own.
+    forced=$(timeout -s KILL 60 mpirun.openmpi --allow-run-as-root -np 1 env 2>/dev/null |
+        sed -n 's/^OMPI_MCA_mca_base_component_path=//p')
+    compdir=$(dirname "$so")
+    echo "FAIL: a plain mpirun does not load the installed sharm."
+    if [ -n "$forced" ] && [ "$forced" != "$compdir" ]; then
+        echo "  cause: mpirun sets OMPI_MCA_mca_base_component_path=$forced for the MPI"
+        echo "  processes (PMIx's own setting, forwarded by PRRTE), which replaces Open MPI's"
+        echo "  default path ($compdir:~/.openmpi/components)."
+        echo "== the installed file, with Open MPI's path exported to mpirun"
+        # `mpirun -x OMPI_MCA_...=` loses against mpirun's own value; an
+        # exported variable wins (PMIx then also scans the directory and warns
+        # "bad prefix" about files that are not PMIx plugins: noise only).
+        OMPI_MCA_mca_base_component_path=$compdir demo \
+            "OMPI_MCA_mca_base_component_path=$compdir mpirun" || echo "FAIL: not even then"
+    fi
+fi
 echo "== purge"
 dpkg --purge "$name"
 installed=0
@@ -70,4 +106,8 @@ left=$(comm -13 <(echo "$before" | sort) <(echo "$after" | sort))
 [ -z "$left" ] || die "left behind after purge: $left"
 [ ! -e "$so" ] || die "$so left behind"
 if ompi_info | grep -q "MCA coll: sharm"; then die "ompi_info still lists sharm"; fi
+if [ "$plain_failed" = 1 ]; then
+    echo "ci/package-check.sh: FAIL: $name installed and purged cleanly, but a plain mpirun does not use it (see above)"
+    exit 1
+fi
 echo "ci/package-check.sh: $name installed, served MPI_Allreduce/Bcast/Barrier under a plain mpirun, purged without leftovers"
