@@ -4,8 +4,13 @@
 //! Open MPI's location comes from its wrapper compiler (`mpicc.openmpi
 //! --showme:...`), falling back to Debian's fixed paths; set `SHARM_MPICC` to
 //! use another Open MPI installation.
+//!
+//! The glue has one flavour per Open MPI series (`ompi-glue/flavour.h`): 41
+//! (4.1, coll API 2.0.0) and 50 (5.0, coll API 2.4.0).  It is read from the
+//! installed `mpi.h` (`OMPI_MAJOR_VERSION`); `SHARM_OMPI_FLAVOUR=41|50`
+//! forces one (the glue still checks it against the headers).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn showme(mpicc: &str, what: &str) -> Option<Vec<String>> {
@@ -18,6 +23,49 @@ fn showme(mpicc: &str, what: &str) -> Option<Vec<String>> {
     }
     let text = String::from_utf8(out.stdout).ok()?;
     Some(text.split_whitespace().map(str::to_owned).collect())
+}
+
+/// `OMPI_{MAJOR,MINOR,RELEASE}_VERSION` from the first `mpi.h` in `incdirs`.
+fn ompi_version(incdirs: &[String]) -> Option<(u32, u32, u32)> {
+    let text = incdirs
+        .iter()
+        .find_map(|d| std::fs::read_to_string(Path::new(d).join("mpi.h")).ok())?;
+    let field = |name: &str| -> Option<u32> {
+        text.lines().find_map(|l| {
+            let mut words = l.split_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (Some("#define"), Some(n), Some(v)) if n == name => v.parse().ok(),
+                _ => None,
+            }
+        })
+    };
+    Some((
+        field("OMPI_MAJOR_VERSION")?,
+        field("OMPI_MINOR_VERSION")?,
+        field("OMPI_RELEASE_VERSION")?,
+    ))
+}
+
+fn has_header(dirs: &[String], header: &str) -> bool {
+    dirs.iter().any(|d| Path::new(d).join(header).exists())
+}
+
+/// Include directories of PMIx (5.0's headers include `pmix.h`).
+fn pmix_incdirs() -> Vec<String> {
+    let from_pkg_config = Command::new("pkg-config")
+        .args(["--cflags-only-I", "pmix"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|t| {
+            t.split_whitespace()
+                .filter_map(|w| w.strip_prefix("-I").map(str::to_owned))
+                .collect::<Vec<_>>()
+        })
+        .filter(|v| has_header(v, "pmix.h"));
+    // Debian 13 without pkg-config installed.
+    from_pkg_config.unwrap_or_else(|| vec!["/usr/lib/x86_64-linux-gnu/pmix2/include".to_owned()])
 }
 
 fn main() {
@@ -38,13 +86,67 @@ fn main() {
     incdirs.extend(devel);
     let libdirs = showme(&mpicc, "libdirs").unwrap_or_else(|| vec![format!("{debian}/lib")]);
 
+    let version = ompi_version(&incdirs);
+    let flavour = match std::env::var("SHARM_OMPI_FLAVOUR") {
+        Ok(f) => match f.trim_start_matches('v').replace('.', "").as_str() {
+            "41" => "41",
+            "50" => "50",
+            other => panic!("SHARM_OMPI_FLAVOUR={other}: the glue has flavours 41 and 50"),
+        },
+        Err(_) => match version {
+            Some((4, _, _)) => "41",
+            Some((5, _, _)) => "50",
+            Some((major, minor, _)) => panic!(
+                "Open MPI {major}.{minor} has no glue flavour yet (ompi-glue/flavour.h: 4.1, 5.0)"
+            ),
+            None => panic!("no mpi.h with OMPI_MAJOR_VERSION in {incdirs:?}; set SHARM_MPICC"),
+        },
+    };
+
+    if flavour == "50" {
+        incdirs.extend(pmix_incdirs());
+        // Debian 13's libopenmpi-dev lacks opal/mca/threads/pthreads/*.h,
+        // which opal_config.h includes; ci/ompi-headers.sh extracts them from
+        // Debian's source package into a cache (never into this repository).
+        let threads = "opal/mca/threads/pthreads/threads_pthreads_mutex.h";
+        if !has_header(&incdirs, threads) {
+            let dir = std::env::var("SHARM_OMPI_SOURCE_HEADERS").unwrap_or_else(|_| {
+                let (a, b, c) = version.unwrap_or((5, 0, 0));
+                format!("/var/cache/sharm/openmpi-headers/{a}.{b}.{c}/include")
+            });
+            if !Path::new(&dir).join(threads).exists() {
+                panic!(
+                    "{threads} is missing from Open MPI's headers and from {dir}: \
+                     run ci/ompi-headers.sh (or set SHARM_OMPI_SOURCE_HEADERS)"
+                );
+            }
+            incdirs.push(dir);
+        }
+    }
+
     let glue = PathBuf::from("ompi-glue");
+    let flavour_c = format!("flavour_v{flavour}.c");
+    // The module follows the coll framework API: 2.x for 4.1 and 5.0 (a
+    // coll_api3.c would serve Open MPI 6's API 3.0.0).
+    let module_c = "coll_api2.c";
     let mut build = cc::Build::new();
     build
-        .files(["component.c", "ompi_calls.c", "kernel_ids.c"].map(|f| glue.join(f)))
+        .files(
+            [
+                "component.c",
+                "ompi_calls.c",
+                "kernel_ids.c",
+                module_c,
+                &flavour_c,
+            ]
+            .map(|f| glue.join(f)),
+        )
         .includes(&incdirs)
         // Last, so that a distribution shipping the real header wins.
         .include(glue.join("compat"))
+        .define("SHARM_OMPI_FLAVOUR", flavour)
+        // Debian's hardening default (lintian: hardening-no-fortify-functions).
+        .define("_FORTIFY_SOURCE", "2")
         .flag_if_supported("-std=gnu11")
         .warnings(true)
         .extra_warnings(true)
@@ -58,8 +160,19 @@ fn main() {
     }
     println!("cargo:rustc-link-lib=dylib=mpi");
     println!("cargo:rustc-link-lib=dylib=open-pal");
+    if flavour == "50" {
+        // 5.0's OPAL_MODEX_* macros call PMIx_Get & co. directly (4.1 went
+        // through opal_pmix); libpmix.so is in /usr/lib/<triplet> on Debian 13.
+        println!("cargo:rustc-link-lib=dylib=pmix");
+    }
     println!("cargo:rerun-if-changed=ompi-glue");
-    println!("cargo:rerun-if-env-changed=SHARM_MPICC");
+    for var in [
+        "SHARM_MPICC",
+        "SHARM_OMPI_FLAVOUR",
+        "SHARM_OMPI_SOURCE_HEADERS",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
     metis();
 }
 

@@ -11,17 +11,16 @@
 #include "opal/datatype/opal_convertor.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/proc.h"
-#include "opal/mca/pmix/pmix.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/proc/proc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int32_t sharm_glue_comm_rank(void *comm) { return ompi_comm_rank(comm); }
 int32_t sharm_glue_comm_size(void *comm) { return ompi_comm_size(comm); }
 int32_t sharm_glue_comm_is_inter(void *comm) { return OMPI_COMM_IS_INTER((ompi_communicator_t *) comm) ? 1 : 0; }
-uint32_t sharm_glue_comm_cid(void *comm) { return ((ompi_communicator_t *) comm)->c_contextid; }
 const char *sharm_glue_comm_name(void *comm) { return ((ompi_communicator_t *) comm)->c_name; }
 
 int32_t sharm_glue_comm_all_local(void *comm)
@@ -121,34 +120,23 @@ int sharm_glue_copy_typed(const void *sbuf, int32_t scount, void *sdtype, void *
     return ompi_datatype_sndrcv(sbuf, scount, sdtype, rbuf, rcount, rdtype);
 }
 
-const char *sharm_glue_peer_hostname(void *comm, int32_t rank)
-{
-    ompi_proc_t *proc = ompi_group_peer_lookup(((ompi_communicator_t *) comm)->c_local_group, rank);
-    return NULL == proc ? NULL : proc->super.proc_hostname;
-}
+/* sharm_glue_comm_cid, sharm_glue_peer_hostname and sharm_glue_peer_locality
+ * differ between Open MPI series: flavour_v*.c. */
 
-int32_t sharm_glue_peer_locality(void *comm, int32_t rank, char *buf, int32_t cap)
+int32_t sharm_glue_copy_out(char *str, char *buf, int32_t cap)
 {
-    ompi_proc_t *proc = ompi_group_peer_lookup(((ompi_communicator_t *) comm)->c_local_group, rank);
-    char *locality = NULL;
-    int rc;
     size_t len;
 
-    if (NULL == proc || cap <= 0) {
+    if (NULL == str) {
         return 0;
     }
-    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_LOCALITY_STRING, &proc->super.proc_name,
-                                   &locality, OPAL_STRING);
-    if (OPAL_SUCCESS != rc || NULL == locality) {
+    len = strlen(str);
+    if (cap <= 0 || len + 1 > (size_t) cap) {
+        free(str);
         return 0;
     }
-    len = strlen(locality);
-    if (len + 1 > (size_t) cap) {
-        free(locality);
-        return 0;
-    }
-    memcpy(buf, locality, len + 1);
-    free(locality);
+    memcpy(buf, str, len + 1);
+    free(str);
     return (int32_t) len;
 }
 
