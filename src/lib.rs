@@ -34,6 +34,7 @@ pub mod queue;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
+pub mod schedule;
 pub mod segment;
 mod serve;
 mod stats;
