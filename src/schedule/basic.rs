@@ -142,7 +142,9 @@ pub(super) struct Ring<F: Fn(usize) -> usize> {
 
 impl<F: Fn(usize) -> usize> Ring<F> {
     fn chunk(&self, c: usize, packet: usize) -> Span {
-        self.region.part(self.g, c % self.g).part(self.packets, packet)
+        self.region
+            .part(self.g, c % self.g)
+            .part(self.packets, packet)
     }
 
     /// Reduce-scatter step k: send chunk idx−k, combine chunk idx−k−1
@@ -151,7 +153,10 @@ impl<F: Fn(usize) -> usize> Ring<F> {
     /// chunk idx+1.
     pub fn reduce_scatter(&self, k: usize, packet: usize, out: &mut Vec<Action>) {
         let (g, idx) = (self.g, self.idx);
-        let (next, prev) = ((self.member)((idx + 1) % g), (self.member)((idx + g - 1) % g));
+        let (next, prev) = (
+            (self.member)((idx + 1) % g),
+            (self.member)((idx + g - 1) % g),
+        );
         out.push(send(next, self.chunk(idx + g - k, packet)));
         let into = Into::Combine(Order::IncomingFirst);
         out.push(recv(prev, self.chunk(idx + 2 * g - k - 1, packet), into));
@@ -161,7 +166,10 @@ impl<F: Fn(usize) -> usize> Ring<F> {
     /// idx+shift−k, receive chunk idx+shift−k−1.
     pub fn allgather(&self, shift: usize, k: usize, packet: usize, out: &mut Vec<Action>) {
         let (g, idx) = (self.g, self.idx);
-        let (next, prev) = ((self.member)((idx + 1) % g), (self.member)((idx + g - 1) % g));
+        let (next, prev) = (
+            (self.member)((idx + 1) % g),
+            (self.member)((idx + g - 1) % g),
+        );
         out.push(send(next, self.chunk(idx + shift + g - k, packet)));
         let c = idx + shift + 2 * g - k - 1;
         out.push(recv(prev, self.chunk(c, packet), Into::Copy));

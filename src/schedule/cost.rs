@@ -139,7 +139,11 @@ pub fn torus_shape(p: usize) -> Option<Vec<usize>> {
     if best.is_some() {
         return best;
     }
-    let x = divs.iter().copied().filter(|&x| x * x >= p && p / x >= 3).min()?;
+    let x = divs
+        .iter()
+        .copied()
+        .filter(|&x| x * x >= p && p / x >= 3)
+        .min()?;
     Some(vec![x, p / x])
 }
 
@@ -257,12 +261,18 @@ mod tests {
 
     #[test]
     fn shapes() {
-        assert_eq!(torus_shape(9216).map(|d| d.iter().sum::<usize>()), Some(24 + 24 + 16));
+        assert_eq!(
+            torus_shape(9216).map(|d| d.iter().sum::<usize>()),
+            Some(24 + 24 + 16)
+        );
         assert_eq!(torus_shape(27), Some(vec![3, 3, 3]));
         assert_eq!(torus_shape(15), Some(vec![5, 3]));
         assert_eq!(torus_shape(13), None);
         assert_eq!(torus_shape(14), None);
-        assert_eq!(torus_shape(65536).map(|d| d.iter().product::<usize>()), Some(65536));
+        assert_eq!(
+            torus_shape(65536).map(|d| d.iter().product::<usize>()),
+            Some(65536)
+        );
     }
 
     #[test]
@@ -286,8 +296,16 @@ mod tests {
     fn paper_001_two_level_choice() {
         // §3.4: B2(r1) = β̃1 + (β̃2 − β̃1)/r1 − β̃2/n grows with r1 when the
         // node is slower than the network: then r1 should be small.
-        let fast = Net { beta: 1e-11, gamma: 0.0, ..Net::PAPERS };
-        let slow = Net { beta: 1e-9, gamma: 0.0, ..Net::PAPERS };
+        let fast = Net {
+            beta: 1e-11,
+            gamma: 0.0,
+            ..Net::PAPERS
+        };
+        let slow = Net {
+            beta: 1e-9,
+            gamma: 0.0,
+            ..Net::PAPERS
+        };
         let m = 1e9;
         let t = |r1: usize, n1: &Net, n2: &Net| {
             lattice_dim(r1, m, 1e12, n1) + lattice_dim(210 / r1, m / r1 as f64, 1e12, n2)

@@ -90,12 +90,23 @@ impl Executor {
         let mut reqs = Vec::new();
         let mut temps: Vec<Vec<u8>> = Vec::new();
         for step in sched.iter() {
-            if let Some(bad) = step.iter().find(|a| self.layout.bytes(a.span()).end > buf.len()) {
+            if let Some(bad) = step
+                .iter()
+                .find(|a| self.layout.bytes(a.span()).end > buf.len())
+            {
                 return Err(format!("{bad:?} exceeds the buffer of {} bytes", buf.len()));
             }
             let combines = step
                 .iter()
-                .filter(|a| matches!(a, Action::Recv { into: Into::Combine(_), .. }))
+                .filter(|a| {
+                    matches!(
+                        a,
+                        Action::Recv {
+                            into: Into::Combine(_),
+                            ..
+                        }
+                    )
+                })
                 .count();
             temps.resize_with(combines.max(temps.len()), Vec::new);
             let mut t = 0;
@@ -112,7 +123,11 @@ impl Executor {
                             reqs.push(net.isend(to, base.add(off), n, self.tag))
                         });
                     }
-                    Action::Recv { from, into: Into::Copy, .. } => {
+                    Action::Recv {
+                        from,
+                        into: Into::Copy,
+                        ..
+                    } => {
                         let base = buf[range].as_mut_ptr();
                         self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
                             reqs.push(net.irecv(from, base.add(off), n, self.tag))
@@ -133,7 +148,12 @@ impl Executor {
             net.wait_all(&mut reqs)?;
             let mut t = 0;
             for a in step {
-                if let Action::Recv { span, into: Into::Combine(order), .. } = *a {
+                if let Action::Recv {
+                    span,
+                    into: Into::Combine(order),
+                    ..
+                } = *a
+                {
                     combine(&temps[t], &mut buf[self.layout.bytes(span)], order);
                     t += 1;
                 }

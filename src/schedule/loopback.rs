@@ -26,8 +26,10 @@ unsafe impl Send for Req {}
 
 /// Endpoints of `p` processes.
 pub fn network(p: usize) -> Vec<Endpoint> {
-    let mut tx: Vec<Vec<Option<Sender<_>>>> = (0..p).map(|_| (0..p).map(|_| None).collect()).collect();
-    let mut rx: Vec<Vec<Option<Receiver<_>>>> = (0..p).map(|_| (0..p).map(|_| None).collect()).collect();
+    let mut tx: Vec<Vec<Option<Sender<_>>>> =
+        (0..p).map(|_| (0..p).map(|_| None).collect()).collect();
+    let mut rx: Vec<Vec<Option<Receiver<_>>>> =
+        (0..p).map(|_| (0..p).map(|_| None).collect()).collect();
     for a in 0..p {
         for b in 0..p {
             let (s, r) = channel();
@@ -54,17 +56,31 @@ impl Transport for Endpoint {
     }
 
     unsafe fn irecv(&mut self, from: usize, buf: *mut u8, len: usize, tag: i32) -> Req {
-        Req::Recv { from, buf, len, tag }
+        Req::Recv {
+            from,
+            buf,
+            len,
+            tag,
+        }
     }
 
     fn wait_all(&mut self, reqs: &mut Vec<Req>) -> Result<(), String> {
         for req in reqs.drain(..) {
-            if let Req::Recv { from, buf, len, tag } = req {
+            if let Req::Recv {
+                from,
+                buf,
+                len,
+                tag,
+            } = req
+            {
                 let (t, data) = self.from[from]
                     .recv_timeout(std::time::Duration::from_secs(20))
                     .map_err(|e| format!("from {from}: {e}"))?;
                 if t != tag || data.len() != len {
-                    return Err(format!("from {from}: got {} bytes tag {t}, want {len} tag {tag}", data.len()));
+                    return Err(format!(
+                        "from {from}: got {} bytes tag {t}, want {len} tag {tag}",
+                        data.len()
+                    ));
                 }
                 // SAFETY: the executor keeps `buf` valid until this returns.
                 unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, len) };

@@ -160,11 +160,19 @@ pub trait Collective: Sync {
 /// Why a schedule is malformed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Invalid {
-    OutOfBuffer { rank: usize, step: usize },
-    BadPeer { rank: usize, step: usize },
-    /// A copy-receive overlaps another action of its step, or two receives
-    /// of one step overlap.
-    Overlap { rank: usize, step: usize },
+    OutOfBuffer {
+        rank: usize,
+        step: usize,
+    },
+    BadPeer {
+        rank: usize,
+        step: usize,
+    },
+    /// A copy-receive overlaps another action of its step.
+    Overlap {
+        rank: usize,
+        step: usize,
+    },
 }
 
 impl fmt::Display for Invalid {
@@ -174,11 +182,12 @@ impl fmt::Display for Invalid {
 }
 
 /// Local rules of one step.  A Combine receive lands in a temporary and is
-/// folded in after the whole step has finished (the executor does exactly
-/// this), so it may overlap the step's sends (recursive doubling sends and
-/// combines the same span); a Copy receive writes the buffer while sends may
-/// still read it, so it must not overlap anything; two receives never
-/// overlap (their order would be undefined).
+/// folded in after the whole step has finished, in action order (the
+/// executor does exactly this), so it may overlap the step's sends
+/// (recursive doubling sends and combines the same span) and other
+/// combines (folded in the listed order whatever the arrival order); a Copy
+/// receive writes the buffer while sends may still read it, so it must not
+/// overlap anything.
 pub fn check_step(
     p: usize,
     count: usize,
@@ -198,7 +207,9 @@ pub fn check_step(
                 (Action::Send { .. }, Action::Send { .. }) => false,
                 (Action::Recv { into, .. }, Action::Send { .. })
                 | (Action::Send { .. }, Action::Recv { into, .. }) => *into == Into::Copy,
-                (Action::Recv { .. }, Action::Recv { .. }) => true,
+                (Action::Recv { into: x, .. }, Action::Recv { into: y, .. }) => {
+                    *x == Into::Copy || *y == Into::Copy
+                }
             };
             if clash && a.span().overlaps(&b.span()) {
                 return Err(Invalid::Overlap { rank, step: s });
@@ -244,6 +255,7 @@ mod tests {
         assert!(check_step(2, 8, 0, 0, &[send, comb]).is_ok());
         assert!(check_step(2, 8, 0, 0, &[send, copy]).is_err());
         assert!(check_step(2, 8, 0, 0, &[comb, copy]).is_err());
+        assert!(check_step(2, 8, 0, 0, &[comb, comb]).is_ok());
         assert!(check_step(2, 5, 0, 0, &[copy]).is_err());
         assert!(check_step(2, 8, 1, 0, &[send]).is_err());
     }

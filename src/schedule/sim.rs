@@ -68,11 +68,20 @@ pub enum SimError {
     Invalid(Invalid),
     /// Some process cannot finish this step (a cycle of waits or a message
     /// without its partner).
-    Deadlock { rank: usize, step: usize },
+    Deadlock {
+        rank: usize,
+        step: usize,
+    },
     /// The k-th send of a pair and the k-th receive differ in length.
-    Mismatch { from: usize, to: usize },
+    Mismatch {
+        from: usize,
+        to: usize,
+    },
     /// The final buffer of `rank` is not what the collective promises.
-    WrongResult { rank: usize, what: &'static str },
+    WrongResult {
+        rank: usize,
+        what: &'static str,
+    },
 }
 
 const M61: u64 = (1 << 61) - 1;
@@ -218,7 +227,11 @@ impl Buffer {
         for &(off, len, v) in data {
             let (s, e) = (span.start + off, span.start + off + len);
             let first = self.split_at(s);
-            let last = if e < count { self.split_at(e) } else { self.pieces.len() };
+            let last = if e < count {
+                self.split_at(e)
+            } else {
+                self.pieces.len()
+            };
             let v = v.shifted(-(span.start as i64));
             for p in &mut self.pieces[first..last] {
                 p.v = apply(p.v, v, into);
@@ -335,7 +348,17 @@ pub fn simulate(coll: &dyn Collective, costs: &Costs, symbolic: bool) -> Result<
     let mut scratch = Vec::new();
     // Every process starts its step 0.
     for r in 0..p {
-        start_step(coll, &mut procs, r, &mut chans, &mut ready, costs, &mut report, symbolic, &mut scratch)?;
+        start_step(
+            coll,
+            &mut procs,
+            r,
+            &mut chans,
+            &mut ready,
+            costs,
+            &mut report,
+            symbolic,
+            &mut scratch,
+        )?;
     }
     while let Some(r) = ready.pop() {
         // Finish the step: apply what arrived, in action order.
@@ -350,7 +373,17 @@ pub fn simulate(coll: &dyn Collective, costs: &Costs, symbolic: bool) -> Result<
         q.t_start = q.t_done + costs.gamma * (q.combined * costs.elem_bytes) as f64;
         q.d_start = q.d_done;
         q.step += 1;
-        start_step(coll, &mut procs, r, &mut chans, &mut ready, costs, &mut report, symbolic, &mut scratch)?;
+        start_step(
+            coll,
+            &mut procs,
+            r,
+            &mut chans,
+            &mut ready,
+            costs,
+            &mut report,
+            symbolic,
+            &mut scratch,
+        )?;
     }
     if let Some((rank, q)) = procs.iter().enumerate().find(|(_, q)| q.step < q.steps) {
         return Err(SimError::Deadlock { rank, step: q.step });
@@ -358,7 +391,7 @@ pub fn simulate(coll: &dyn Collective, costs: &Costs, symbolic: bool) -> Result<
     report.time = procs.iter().map(|q| q.t_start).fold(0.0, f64::max);
     report.depth = procs.iter().map(|q| q.d_start).max().unwrap_or(0);
     if symbolic {
-        report.canonical = check(&procs, kind, p)?;
+        report.canonical = check(&procs, kind, p, count)?;
     }
     Ok(report)
 }
@@ -497,16 +530,22 @@ fn deliver(
 
 /// Checks the final buffers; returns whether every reduction result is in
 /// canonical rank order.
-fn check(procs: &[Proc], kind: Kind, p: usize) -> Result<bool, SimError> {
+fn check(procs: &[Proc], kind: Kind, p: usize, count: usize) -> Result<bool, SimError> {
     let total = (1..p).fold(Val::leaf(0), |acc, r| Val::combine(acc, Val::leaf(r)));
     let holders: Vec<usize> = match kind {
         Kind::Bcast { .. } | Kind::Allreduce => (0..p).collect(),
         Kind::Reduce { root } => vec![root],
     };
     let mut canonical = true;
-    let reference = procs[holders[0]].buf.normalised();
+    // An empty buffer still has its one (empty) piece: leave it out.
+    let live = |r: usize| -> Vec<Piece> {
+        let mut v = procs[r].buf.normalised();
+        v.retain(|q| q.start < count);
+        v
+    };
+    let reference = live(holders[0]);
     for &r in &holders {
-        let pieces = procs[r].buf.normalised();
+        let pieces = live(r);
         for piece in &pieces {
             let v = piece.v;
             let want = match kind {
@@ -514,7 +553,10 @@ fn check(procs: &[Proc], kind: Kind, p: usize) -> Result<bool, SimError> {
                 _ => total,
             };
             if v.pow == 0 {
-                return Err(SimError::WrongResult { rank: r, what: "undefined elements" });
+                return Err(SimError::WrongResult {
+                    rank: r,
+                    what: "undefined elements",
+                });
             }
             if (v.a, v.b, v.pow) != (want.a, want.b, want.pow) {
                 return Err(SimError::WrongResult {

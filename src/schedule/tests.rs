@@ -16,21 +16,42 @@ fn sim(c: &dyn Collective) -> Report {
 fn builders(p: usize, count: usize) -> Vec<(String, Box<dyn Collective>)> {
     let mut v: Vec<(String, Box<dyn Collective>)> = Vec::new();
     for reduce in [false, true] {
-        v.push((format!("flat {reduce}"), Box::new(Flat { p, count, reduce })));
-        v.push((format!("binomial {reduce}"), Box::new(Binomial { p, count, reduce })));
-        v.push((format!("ring {reduce}"), Box::new(RingRooted { p, count, reduce })));
+        v.push((
+            format!("flat {reduce}"),
+            Box::new(Flat { p, count, reduce }),
+        ));
+        v.push((
+            format!("binomial {reduce}"),
+            Box::new(Binomial { p, count, reduce }),
+        ));
+        v.push((
+            format!("ring {reduce}"),
+            Box::new(RingRooted { p, count, reduce }),
+        ));
     }
     v.push(("rd".into(), Box::new(RecursiveDoubling { p, count })));
-    v.push(("ring allreduce".into(), Box::new(RingAllreduce { p, count })));
+    v.push((
+        "ring allreduce".into(),
+        Box::new(RingAllreduce { p, count }),
+    ));
     let n = Net::PAPERS;
     let dims = cost::lattice_dims(&[(p, n)], 1e6, 1e9);
-    v.push((format!("lattice {dims:?}"), Box::new(Lattice::new(dims, count, 3))));
-    v.push(("lattice 1-D".into(), Box::new(Lattice::new(vec![p], count, 2))));
+    v.push((
+        format!("lattice {dims:?}"),
+        Box::new(Lattice::new(dims, count, 3)),
+    ));
+    v.push((
+        "lattice 1-D".into(),
+        Box::new(Lattice::new(vec![p], count, 2)),
+    ));
     if let Some(dims) = cost::torus_shape(p) {
         let t = Trinaryx3::new(dims.clone(), count, 2).unwrap();
         v.push((format!("trinaryx3 {dims:?}"), Box::new(t)));
     }
-    v.push(("fallback".into(), cost::allreduce_for(TopAllreduce::Trinaryx3, p, count, 8, &n)));
+    v.push((
+        "fallback".into(),
+        cost::allreduce_for(TopAllreduce::Trinaryx3, p, count, 8, &n),
+    ));
     v
 }
 
@@ -62,7 +83,11 @@ fn counts_of_the_basic_algorithms() {
         let ring = sim(&RingAllreduce { p, count: 4 * p });
         assert_eq!(ring.messages, 2 * (p as u64) * (p as u64 - 1));
         assert_eq!(ring.depth, 2 * (p as u64 - 1));
-        let bin = sim(&Binomial { p, count: 3, reduce: false });
+        let bin = sim(&Binomial {
+            p,
+            count: 3,
+            reduce: false,
+        });
         assert_eq!(bin.messages, p as u64 - 1);
         assert_eq!(bin.depth, (p - 1).ilog2() as u64 + 1);
     }
@@ -71,8 +96,19 @@ fn counts_of_the_basic_algorithms() {
 /// The simulator's α-β-γ estimate equals the closed forms of `cost`.
 #[test]
 fn simulated_costs_match_the_formulas() {
-    let n = Net { alpha: 3e-6, beta: 1e-9, gamma: 5e-10, ports: 0 };
-    let c = Costs { alpha: n.alpha, beta: n.beta, gamma: n.gamma, elem_bytes: 8, ports: 0 };
+    let n = Net {
+        alpha: 3e-6,
+        beta: 1e-9,
+        gamma: 5e-10,
+        ports: 0,
+    };
+    let c = Costs {
+        alpha: n.alpha,
+        beta: n.beta,
+        gamma: n.gamma,
+        elem_bytes: 8,
+        ports: 0,
+    };
     for p in [4, 6, 16, 24] {
         let count = 240 * p;
         let m = (count * 8) as f64;
@@ -83,7 +119,10 @@ fn simulated_costs_match_the_formulas() {
         assert!(close(ring.time, cost::ring(p, m, &n)), "ring {p}");
         let dims = cost::lattice_dims(&[(p, n)], m, 512.0);
         let lat = simulate(&Lattice::new(dims.clone(), count, 64), &c, false).unwrap();
-        assert!(close(lat.time, cost::lattice(&dims, m, 512.0, &n)), "lattice {p} {dims:?}");
+        assert!(
+            close(lat.time, cost::lattice(&dims, m, 512.0, &n)),
+            "lattice {p} {dims:?}"
+        );
     }
 }
 
@@ -91,7 +130,12 @@ fn simulated_costs_match_the_formulas() {
 /// 1 + log 8192 + 1 = 15 hops and Trinaryx3 on 48×6×32 crosses 2·84 = 168.
 #[test]
 fn hop_counts_of_paper_002() {
-    let rd = simulate(&RecursiveDoubling { p: 9216, count: 1 }, &Costs::hops(), false).unwrap();
+    let rd = simulate(
+        &RecursiveDoubling { p: 9216, count: 1 },
+        &Costs::hops(),
+        false,
+    )
+    .unwrap();
     assert_eq!(rd.depth, 15);
     let tx = Trinaryx3::new(vec![48, 6, 32], 3, 1).unwrap();
     let r = simulate(&tx, &Costs::hops(), true).unwrap();
@@ -108,10 +152,14 @@ fn mat_input(r: usize, e: usize) -> Mat {
 
 fn mat_mul(a: Mat, b: Mat) -> Mat {
     [
-        a[0].wrapping_mul(b[0]).wrapping_add(a[1].wrapping_mul(b[2])),
-        a[0].wrapping_mul(b[1]).wrapping_add(a[1].wrapping_mul(b[3])),
-        a[2].wrapping_mul(b[0]).wrapping_add(a[3].wrapping_mul(b[2])),
-        a[2].wrapping_mul(b[1]).wrapping_add(a[3].wrapping_mul(b[3])),
+        a[0].wrapping_mul(b[0])
+            .wrapping_add(a[1].wrapping_mul(b[2])),
+        a[0].wrapping_mul(b[1])
+            .wrapping_add(a[1].wrapping_mul(b[3])),
+        a[2].wrapping_mul(b[0])
+            .wrapping_add(a[3].wrapping_mul(b[2])),
+        a[2].wrapping_mul(b[1])
+            .wrapping_add(a[3].wrapping_mul(b[3])),
     ]
 }
 
@@ -122,7 +170,10 @@ fn mat_mul(a: Mat, b: Mat) -> Mat {
 fn run_threads(coll: &dyn Collective, max_chunk: usize) -> Vec<Vec<Mat>> {
     let p = coll.size();
     let count = coll.count();
-    let layout = Layout { size: 16, extent: 24 };
+    let layout = Layout {
+        size: 16,
+        extent: 24,
+    };
     let get = |b: &[u8]| -> [u32; 4] {
         std::array::from_fn(|i| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()))
     };
@@ -172,11 +223,10 @@ fn executor_over_threads() {
             let out = run_threads(c.as_ref(), 40);
             let count = c.count();
             let want: Vec<Mat> = (0..count)
-                .map(|e| {
-                    (0..p).fold([1, 0, 0, 1], |acc, r| mat_mul(acc, mat_input(r, e)))
-                })
+                .map(|e| (0..p).fold([1, 0, 0, 1], |acc, r| mat_mul(acc, mat_input(r, e))))
                 .collect();
-            let canonical = name.starts_with("flat") || name.starts_with("binomial") || name == "rd";
+            let canonical =
+                name.starts_with("flat") || name.starts_with("binomial") || name == "rd";
             match c.kind() {
                 super::plan::Kind::Bcast { root } => {
                     assert!(out.iter().all(|b| *b == out[root]), "{name} p={p}")

@@ -16,8 +16,10 @@
 //!
 //! Combination order (§4.2): a node folds its children in increasing order
 //! of their subtree height (ties: axis order, the wrap-around child last),
-//! `mine ⊕ incoming`, each in a step of its own, so the order is static and
-//! the result bit-identical everywhere (it is broadcast from the root).
+//! `mine ⊕ incoming`; children of equal height arrive in the same step and
+//! are folded in action order, whatever the arrival order (the paper's
+//! "wait for the message to combine first").  The order is static and the
+//! result bit-identical everywhere (it is broadcast from the root).
 //! The Bcast serves children in the reverse order (farthest leaves first).
 //!
 //! Shapes with a dimension below 3 (the "+" and wrap-around links coincide)
@@ -37,8 +39,12 @@ pub struct Trinaryx3 {
 /// A node's place in one tree.
 struct Place {
     parent: Option<usize>,
-    /// Children in combination order (increasing subtree height).
-    children: Vec<usize>,
+    /// Children in combination order (increasing subtree height) with
+    /// their subtree heights.
+    children: Vec<(usize, usize)>,
+    /// This node's subtree height and depth.
+    height: usize,
+    depth: usize,
 }
 
 impl Trinaryx3 {
@@ -149,9 +155,18 @@ impl Trinaryx3 {
             }
         }
         kids.sort_unstable();
+        let depth = if root {
+            0
+        } else if rc[0] == 0 {
+            rl[0] + rc.iter().sum::<usize>()
+        } else {
+            rc.iter().sum()
+        };
         Place {
             parent,
-            children: kids.into_iter().map(|k| k.2).collect(),
+            children: kids.into_iter().map(|k| (k.2, k.0)).collect(),
+            height: Self::subtree_height(&rc, &rl),
+            depth,
         }
     }
 
@@ -166,75 +181,14 @@ impl Trinaryx3 {
             .part(self.segments, j)
     }
 
-    fn reduce_steps(&self, pl: &Place) -> usize {
-        let (s, n) = (self.segments, pl.children.len());
-        match (n, pl.parent) {
-            (0, _) => s,
-            (_, Some(_)) => s * n + 1,
-            (_, None) => s * n,
-        }
-    }
-
-    fn bcast_steps(&self, pl: &Place) -> usize {
-        let s = self.segments;
-        if pl.parent.is_some() && !pl.children.is_empty() {
-            s + 1
-        } else {
-            s
-        }
-    }
-
-    /// Reduce step k of tree t: receive segment j from child c (combine);
-    /// the send of segment j−1 to the parent shares the step of child 0.
-    fn reduce_step(&self, t: usize, pl: &Place, k: usize, out: &mut Vec<Action>) {
-        let n = pl.children.len();
-        if n == 0 {
-            let to = pl.parent.expect("a leaf has a parent");
-            out.push(Action::Send {
-                to,
-                span: self.segment(t, k),
-            });
-            return;
-        }
-        let (j, c) = (k / n, k % n);
-        if j < self.segments {
-            out.push(Action::Recv {
-                from: pl.children[c],
-                span: self.segment(t, j),
-                into: Into::Combine(Order::MineFirst),
-            });
-        }
-        if let (0, Some(to), true) = (c, pl.parent, j > 0) {
-            out.push(Action::Send {
-                to,
-                span: self.segment(t, j - 1),
-            });
-        }
-    }
-
-    /// Bcast step k of tree t: receive segment k from the parent, forward
-    /// segment k−1 to the children (farthest leaves first).
-    fn bcast_step(&self, t: usize, pl: &Place, k: usize, out: &mut Vec<Action>) {
-        let (recv_seg, fwd) = match pl.parent {
-            None => (None, Some(k)),
-            Some(_) if pl.children.is_empty() => (Some(k), None),
-            Some(_) => ((k < self.segments).then_some(k), k.checked_sub(1)),
-        };
-        if let (Some(j), Some(from)) = (recv_seg, pl.parent) {
-            out.push(Action::Recv {
-                from,
-                span: self.segment(t, j),
-                into: Into::Copy,
-            });
-        }
-        if let Some(j) = fwd {
-            for &to in pl.children.iter().rev() {
-                out.push(Action::Send {
-                    to,
-                    span: self.segment(t, j),
-                });
-            }
-        }
+    /// Slots of each phase: h + S − 1.  Every process runs the same slots
+    /// (idle where it has nothing to do), and every message is sent and
+    /// received in the same slot: the trees are coupled inside a process
+    /// (a step waits for all its actions), and slot alignment is what keeps
+    /// that coupling free of cycles (a process's progress in one tree never
+    /// waits for a later slot of another).
+    fn slots(&self) -> usize {
+        self.height() + self.segments - 1
     }
 
     fn places(&self, rank: usize) -> Vec<Place> {
@@ -252,24 +206,51 @@ impl Collective for Trinaryx3 {
     fn kind(&self) -> Kind {
         Kind::Allreduce
     }
-    fn steps(&self, rank: usize) -> usize {
-        let pls = self.places(rank);
-        let r = pls.iter().map(|pl| self.reduce_steps(pl)).max().unwrap_or(0);
-        let b = pls.iter().map(|pl| self.bcast_steps(pl)).max().unwrap_or(0);
-        r + b
+    fn steps(&self, _rank: usize) -> usize {
+        2 * self.slots()
     }
-    fn step(&self, rank: usize, s: usize, out: &mut Vec<Action>) {
-        // The trees work on disjoint parts of the buffer, so their steps are
-        // zipped: step k of the process is step k of every tree.
-        let pls = self.places(rank);
-        let r = pls.iter().map(|pl| self.reduce_steps(pl)).max().unwrap_or(0);
-        for (t, pl) in pls.iter().enumerate() {
-            if s < r {
-                if s < self.reduce_steps(pl) {
-                    self.reduce_step(t, pl, s, out);
+    fn step(&self, rank: usize, k: usize, out: &mut Vec<Action>) {
+        let (r, segs) = (self.slots(), self.segments);
+        let seg = |base: usize, slot: usize| slot.checked_sub(base).filter(|&j| j < segs);
+        for (t, pl) in self.places(rank).iter().enumerate() {
+            if k < r {
+                // Reduce: a node of height η sends segment j in slot η + j,
+                // so its parent folds children in increasing height.
+                for &(c, h) in &pl.children {
+                    if let Some(j) = seg(h, k) {
+                        let into = Into::Combine(Order::MineFirst);
+                        out.push(Action::Recv {
+                            from: c,
+                            span: self.segment(t, j),
+                            into,
+                        });
+                    }
                 }
-            } else if s - r < self.bcast_steps(pl) {
-                self.bcast_step(t, pl, s - r, out);
+                if let (Some(to), Some(j)) = (pl.parent, seg(pl.height, k)) {
+                    out.push(Action::Send {
+                        to,
+                        span: self.segment(t, j),
+                    });
+                }
+            } else {
+                // Bcast: a node at depth δ receives segment j in slot δ−1+j
+                // and forwards it in slot δ+j, farthest leaves first.
+                let k = k - r;
+                if let (Some(from), Some(j)) = (pl.parent, seg(pl.depth.saturating_sub(1), k)) {
+                    out.push(Action::Recv {
+                        from,
+                        span: self.segment(t, j),
+                        into: Into::Copy,
+                    });
+                }
+                if let Some(j) = seg(pl.depth, k) {
+                    for &(to, _) in pl.children.iter().rev() {
+                        out.push(Action::Send {
+                            to,
+                            span: self.segment(t, j),
+                        });
+                    }
+                }
             }
         }
     }
@@ -288,14 +269,21 @@ mod tests {
             for t in 0..tx.trees() {
                 fn walk(tx: &Trinaryx3, t: usize, r: usize) -> usize {
                     let pl = tx.place(t, r);
-                    pl.children.iter().map(|&c| walk(tx, t, c) + 1).max().unwrap_or(0)
+                    pl.children
+                        .iter()
+                        .map(|&(c, _)| walk(tx, t, c) + 1)
+                        .max()
+                        .unwrap_or(0)
                 }
                 assert_eq!(walk(&tx, t, 0), tx.height());
                 for r in 0..p {
                     let (rc, rl) = tx.rotated(t, r);
                     assert_eq!(Trinaryx3::subtree_height(&rc, &rl), walk(&tx, t, r));
-                    for &c in &tx.place(t, r).children {
+                    let pl = tx.place(t, r);
+                    for &(c, h) in &pl.children {
                         assert_eq!(tx.parent(t, c), Some(r));
+                        assert_eq!(tx.place(t, c).depth, pl.depth + 1);
+                        assert_eq!(h, walk(&tx, t, c));
                     }
                 }
             }
