@@ -88,7 +88,7 @@ pub fn lattice_dims(levels: &[(usize, Net)], m: f64, packet: f64) -> Vec<usize> 
     let mut dims = Vec::new();
     let mut below = 1.0;
     for &(fan, net) in levels {
-        let divs: Vec<usize> = (1..=fan).filter(|d| fan % d == 0).collect();
+        let divs: Vec<usize> = (1..=fan).filter(|d| fan.is_multiple_of(*d)).collect();
         // best[i]: cost and first factor for the remaining fan-out divs[i],
         // the product before it being fan / divs[i].
         let mut best: Vec<(f64, usize)> = vec![(0.0, 1); divs.len()];
@@ -96,7 +96,7 @@ pub fn lattice_dims(levels: &[(usize, Net)], m: f64, packet: f64) -> Vec<usize> 
             let region = m / below / (fan / rem) as f64;
             let mut top = (f64::INFINITY, rem);
             for (j, &rest) in divs[..i].iter().enumerate() {
-                if rem % rest == 0 {
+                if rem.is_multiple_of(rest) {
                     let r = rem / rest;
                     let c = lattice_dim(r, region, packet, &net) + best[j].0;
                     if c < top.0 {
@@ -123,10 +123,13 @@ pub fn lattice_dims(levels: &[(usize, Net)], m: f64, packet: f64) -> Vec<usize> 
 /// The torus the top group is laid out on: 3-D with every dimension >= 3
 /// and the least height X+Y+Z−2, else 2-D, else none.
 pub fn torus_shape(p: usize) -> Option<Vec<usize>> {
-    let divs: Vec<usize> = (3..=p).filter(|d| p % d == 0).collect();
+    let divs: Vec<usize> = (3..=p).filter(|d| p.is_multiple_of(*d)).collect();
     let mut best: Option<Vec<usize>> = None;
     for &x in &divs {
-        for &y in divs.iter().filter(|&&y| y <= x && (p / x) % y == 0) {
+        for &y in divs
+            .iter()
+            .filter(|&&y| y <= x && (p / x).is_multiple_of(y))
+        {
             let z = p / x / y;
             if z >= 3 && z <= y {
                 let shape = vec![x, y, z];

@@ -269,7 +269,7 @@ impl Hasher for FastHash {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7cc1_b727_220a_95);
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x517c_c1b7_2722_0a95);
         }
     }
     fn write_u64(&mut self, x: u64) {
@@ -299,8 +299,9 @@ struct Proc {
     t_done: f64,
     d_done: u64,
     combined: usize,
-    /// Data received in this step, applied when it ends: (action, pieces).
-    staged: Vec<(usize, Vec<(usize, usize, Val)>)>,
+    /// Data received in this step, applied when it ends: (action, offset,
+    /// length, value) per piece, flat to spare an allocation per message.
+    staged: Vec<(usize, usize, usize, Val)>,
     send_ports: Vec<f64>,
     recv_ports: Vec<f64>,
     buf: Buffer,
@@ -363,13 +364,7 @@ pub fn simulate(coll: &dyn Collective, costs: &Costs, symbolic: bool) -> Result<
     while let Some(r) = ready.pop() {
         // Finish the step: apply what arrived, in action order.
         let q = &mut procs[r];
-        let mut staged = std::mem::take(&mut q.staged);
-        staged.sort_unstable_by_key(|s| s.0);
-        for (i, data) in &staged {
-            if let Action::Recv { span, into, .. } = q.actions[*i] {
-                q.buf.write(span, count, data, into);
-            }
-        }
+        apply_staged(q, count, &mut scratch);
         q.t_start = q.t_done + costs.gamma * (q.combined * costs.elem_bytes) as f64;
         q.d_start = q.d_done;
         q.step += 1;
@@ -466,17 +461,32 @@ fn start_step(
         // Everything matched at once (or an empty step): finish right here
         // (r is not in `ready`: only partners are queued above).
         let q = &mut procs[r];
-        let mut staged = std::mem::take(&mut q.staged);
-        staged.sort_unstable_by_key(|s| s.0);
-        for (i, data) in &staged {
-            if let Action::Recv { span, into, .. } = q.actions[*i] {
-                q.buf.write(span, count, data, into);
-            }
-        }
+        apply_staged(q, count, scratch);
         q.t_start = q.t_done + costs.gamma * (q.combined * costs.elem_bytes) as f64;
         q.d_start = q.d_done;
         q.step += 1;
     }
+}
+
+/// Applies what arrived in the finished step, in action order.
+fn apply_staged(q: &mut Proc, count: usize, scratch: &mut Vec<(usize, usize, Val)>) {
+    let mut staged = std::mem::take(&mut q.staged);
+    // Stable: the pieces of one message stay in order.
+    staged.sort_by_key(|s| s.0);
+    let mut i = 0;
+    while i < staged.len() {
+        let a = staged[i].0;
+        scratch.clear();
+        while i < staged.len() && staged[i].0 == a {
+            scratch.push((staged[i].1, staged[i].2, staged[i].3));
+            i += 1;
+        }
+        if let Action::Recv { span, into, .. } = q.actions[a] {
+            q.buf.write(span, count, scratch, into);
+        }
+    }
+    staged.clear();
+    q.staged = staged;
 }
 
 /// Completes a matched send/receive pair.
@@ -516,7 +526,8 @@ fn deliver(
     report.elements_sent += ss.len as u64;
     if symbolic {
         procs[s.0].buf.read(ss, count, scratch);
-        procs[v.0].staged.push((v.1, scratch.clone()));
+        let st = &mut procs[v.0].staged;
+        st.extend(scratch.iter().map(|&(o, n, val)| (v.1, o, n, val)));
     }
     for (x, combined) in [(s.0, 0), (v.0, if into == Into::Copy { 0 } else { rs.len })] {
         let q = &mut procs[x];

@@ -263,12 +263,12 @@ fn lattice_65536(dims: Vec<usize>, count: usize) {
 
 #[test]
 fn lattice_2d_65536() {
-    lattice_65536(vec![256, 256], 96);
+    lattice_65536(vec![256, 256], 32);
 }
 
 #[test]
 fn lattice_3d_65536() {
-    lattice_65536(vec![16, 64, 64], 256);
+    lattice_65536(vec![16, 64, 64], 64);
 }
 
 /// Paper 002 at p = 65,536: trees spanning and pairwise edge-disjoint on

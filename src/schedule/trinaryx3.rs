@@ -26,7 +26,7 @@
 //! or no torus factorisation are not built here; see `cost::allreduce_for`
 //! for the documented fallback.
 
-use super::plan::{Action, Collective, Into, Kind, Order, Span};
+use super::plan::{Action, Collective, Into, Kind, Order, Schedule, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trinaryx3 {
@@ -206,13 +206,54 @@ impl Collective for Trinaryx3 {
     fn kind(&self) -> Kind {
         Kind::Allreduce
     }
-    fn steps(&self, _rank: usize) -> usize {
-        2 * self.slots()
+    fn steps(&self, rank: usize) -> usize {
+        self.active_slots(&self.places(rank)).len()
     }
-    fn step(&self, rank: usize, k: usize, out: &mut Vec<Action>) {
+    fn step(&self, rank: usize, s: usize, out: &mut Vec<Action>) {
+        let pls = self.places(rank);
+        self.slot(&pls, self.active_slots(&pls)[s], out);
+    }
+    fn schedule_of(&self, rank: usize) -> Schedule {
+        let pls = self.places(rank);
+        let mut sched = Schedule::new(rank);
+        let mut buf = Vec::new();
+        for k in self.active_slots(&pls) {
+            buf.clear();
+            self.slot(&pls, k, &mut buf);
+            sched.push_step(&buf);
+        }
+        sched
+    }
+}
+
+impl Trinaryx3 {
+    /// The slots in which this process has something to do; idle slots are
+    /// left out of its schedule.  That keeps deadlock freedom: every message
+    /// still has one slot number at both ends and each process takes its
+    /// actions in slot order, so by induction on the slot all complete.
+    fn active_slots(&self, pls: &[Place]) -> Vec<usize> {
+        let (r, segs) = (self.slots(), self.segments);
+        let mut starts: Vec<usize> = Vec::new();
+        for pl in pls {
+            starts.extend(pl.children.iter().map(|&(_, h)| h));
+            if pl.parent.is_some() {
+                starts.push(pl.height);
+                starts.push(r + pl.depth - 1);
+            }
+            if !pl.children.is_empty() {
+                starts.push(r + pl.depth);
+            }
+        }
+        let mut slots: Vec<usize> = starts.iter().flat_map(|&a| a..a + segs).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+    }
+
+    fn slot(&self, pls: &[Place], k: usize, out: &mut Vec<Action>) {
         let (r, segs) = (self.slots(), self.segments);
         let seg = |base: usize, slot: usize| slot.checked_sub(base).filter(|&j| j < segs);
-        for (t, pl) in self.places(rank).iter().enumerate() {
+        for (t, pl) in pls.iter().enumerate() {
             if k < r {
                 // Reduce: a node of height η sends segment j in slot η + j,
                 // so its parent folds children in increasing height.
