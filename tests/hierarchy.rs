@@ -243,3 +243,75 @@ fn per_level_algorithms() {
         "bad item not reported:\n{out}"
     );
 }
+
+/// Papers 001 and 002 at the network level: with virtual nodes of one
+/// process every process leads its own node, so the top group is the whole
+/// communicator and its Allreduce (form reduce_allreduce_bcast) runs as a
+/// schedule over the PML: each algorithm forced, on square and non-square
+/// shapes and non-power-of-two sizes, against the checker's independently
+/// computed results (floats included: every process must get the same
+/// bits).  The verbose-100 line names the algorithm that ran; a torus that
+/// cannot exist falls back to the lattice ring, and says so.
+/// np, the algorithm forced, a shape parameter, the algorithm that must run.
+type TopCase = (
+    usize,
+    &'static str,
+    Option<(&'static str, &'static str)>,
+    &'static str,
+);
+
+#[test]
+fn top_group_allreduce_schedules_over_every_process() {
+    let cases: [TopCase; 6] = [
+        (6, "recursive_doubling", None, "recursive_doubling"),
+        (5, "ring", None, "ring"),
+        (
+            6,
+            "lattice_ring",
+            Some(("coll_sharm_lattice_dims", "3x2")),
+            "lattice_ring",
+        ),
+        (8, "lattice_ring", None, "lattice_ring"),
+        (
+            9,
+            "trinaryx3",
+            Some(("coll_sharm_torus_dims", "3x3")),
+            "trinaryx3",
+        ),
+        (6, "trinaryx3", None, "lattice_ring"),
+    ];
+    for (np, alg, dims, ran) in cases {
+        let mut mca = vec![
+            ("coll_sharm_virtual_node_size", "1"),
+            (
+                "coll_sharm_hierarchy_allreduce_algorithm",
+                "reduce_allreduce_bcast",
+            ),
+            ("coll_sharm_hierarchy_top_allreduce_algorithm", alg),
+            ("coll_sharm_verbose", "100"),
+        ];
+        if let Some(d) = dims {
+            mca.push(d);
+        }
+        let job = checker()
+            .job(np, "allreduce")
+            .mcas(&mca)
+            .mpirun_args(&["--oversubscribe"])
+            .args(&hierarchy_args(&mca));
+        let (run, s) = run_checker(&job, "allreduce");
+        assert_hierarchical(&s, &run.report("the hierarchy did not serve"));
+        let line = format!("top group of {np}: allreduce by {ran}");
+        assert!(
+            run.output().contains(&line),
+            "{}",
+            run.report(&format!("no '{line}' ({alg} forced)"))
+        );
+        if alg == "trinaryx3" && ran != alg {
+            assert!(
+                run.output().contains("no torus of"),
+                "{}",
+                run.report("the fallback from Trinaryx3 was not said")
+            );
+        }
+    }
+}

@@ -8,6 +8,7 @@
 use crate::dispatch::state::Prepared;
 use crate::hier::chain::{self, Chain, Operands};
 use crate::hier::collect;
+use crate::hier::network::TopSpec;
 use crate::hier::plan::HierPlan;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
@@ -84,6 +85,11 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
         commutative: r.op.commutative(),
     };
     let (reduce_alg, allreduce_form) = (plan.params.reduce, plan.params.allreduce);
+    let top = TopSpec::new(
+        plan.params.top_allreduce,
+        &plan.params.lattice_dims,
+        &plan.params.torus_dims,
+    );
     let mut chain = Chain {
         me,
         groups: &mut plan.chain,
@@ -96,7 +102,7 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
         )
     } else {
         (
-            chain::allreduce(comm, &mut chain, allreduce_form, reduce_alg, &mut ops),
+            chain::allreduce(comm, &mut chain, allreduce_form, reduce_alg, &top, &mut ops),
             true,
         )
     };

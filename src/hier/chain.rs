@@ -24,11 +24,12 @@
 use crate::coll::gather::receive_all;
 use crate::coll::reduction::Reduction;
 use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
+use crate::hier::network::{self, TopSpec};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm};
-use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm};
+use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm, TopAllreduce};
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::calibrate;
@@ -490,69 +491,35 @@ pub(crate) fn gather_group(
     Some(true)
 }
 
-/// Allreduce among the top group: a ring (reduce-scatter + allgather) when
-/// the group algorithm is `Ring` and every member gets a chunk, recursive
-/// doubling otherwise.
+/// Allreduce among the top group, as a schedule over the PML
+/// (`network`): the algorithm `coll_sharm_hierarchy_top_allreduce_algorithm`
+/// names, or under `auto` the cost models' choice; a `ring` group algorithm
+/// keeps asking for the ring under `auto`, as before.
 fn allreduce_top(
     comm: Comm,
     group: &[usize],
     me: usize,
     alg: GroupAlgorithm,
+    top: &TopSpec,
     ops: &mut Operands,
 ) -> bool {
-    let g = group.len();
-    if alg == GroupAlgorithm::Ring && g > 1 && ops.layout.count >= g {
-        let (tag, idx) = (ffi::tag_reduce(), index_in(group, me));
-        let layout = ops.layout;
-        return ring_reduce_scatter(comm, group, idx, ops, tag)
-            && ring_allgather(comm, group, idx, 1, &layout, ops.acc, tag);
+    let mut spec = top.clone();
+    if spec.algorithm == TopAllreduce::Auto && alg == GroupAlgorithm::Ring {
+        spec.algorithm = TopAllreduce::Ring;
     }
-    allreduce_group(comm, group, me, ops)
-}
-
-/// Recursive-doubling allreduce among `group` (commutative op).
-fn allreduce_group(comm: Comm, group: &[usize], me: usize, ops: &mut Operands) -> bool {
-    let tag = ffi::tag_reduce();
-    let idx = index_in(group, me);
-    let g = group.len();
-    let pow2 = 1usize << (usize::BITS - 1 - g.leading_zeros());
-    let extra = g - pow2;
-    // Fold the first 2·extra members pairwise so a power of two remains.
-    let virt = if idx < 2 * extra {
-        if idx % 2 == 1 {
-            if !comm.send(ops.acc, group[idx - 1], tag) {
-                return false;
-            }
-            // Wait for the final result.
-            return comm.recv(ops.acc, group[idx - 1], tag);
-        }
-        if !ops.absorb(comm, group[idx + 1], tag) {
-            return false;
-        }
-        idx / 2
-    } else {
-        idx - extra
-    };
-    let real = |v: usize| {
-        if v < extra {
-            group[2 * v]
-        } else {
-            group[v + extra]
-        }
-    };
-    let mut mask = 1;
-    while mask < pow2 {
-        let peer = real(virt ^ mask);
-        // Commutative: both partners fold the other's part into their own.
-        if !(comm.sendrecv(ops.acc, peer, ops.tmp, peer, tag) && ops.fold_tmp()) {
-            return false;
-        }
-        mask <<= 1;
-    }
-    if idx < 2 * extra {
-        return comm.send(ops.acc, group[idx + 1], tag);
-    }
-    true
+    let layout = ops.layout;
+    network::run_top_allreduce(
+        network::Pml {
+            comm,
+            members: group,
+        },
+        me,
+        &spec,
+        &layout,
+        &ops.comb,
+        ffi::tag_reduce(),
+        ops.acc,
+    )
 }
 
 /// Hierarchical Reduce to `root`; `ops.acc` holds the result at the root
@@ -610,6 +577,7 @@ pub fn allreduce(
     chain: &mut Chain,
     form: AllreduceForm,
     alg: GroupAlgorithm,
+    top: &TopSpec,
     ops: &mut Operands,
 ) -> bool {
     let levels = chain.groups.len();
@@ -627,8 +595,14 @@ pub fn allreduce(
             if reduce_up(comm, chain, levels - 1, alg, ops) != Some(true) {
                 return false;
             }
-            allreduce_top(comm, &chain.groups[levels - 1].members, chain.me, alg, ops)
-                && bcast_down(comm, chain, levels - 1, alg, ops.acc)
+            allreduce_top(
+                comm,
+                &chain.groups[levels - 1].members,
+                chain.me,
+                alg,
+                top,
+                ops,
+            ) && bcast_down(comm, chain, levels - 1, alg, ops.acc)
         }
         AllreduceForm::ReduceAllreduceBcast => {
             // Our last group is below the top: hand our part to its leader,

@@ -7,6 +7,8 @@
 pub mod chain;
 pub mod collect;
 pub mod groups;
+pub mod network;
 pub mod plan;
 pub mod remap;
+pub mod schedule;
 pub mod topology;

@@ -82,6 +82,65 @@ impl Comm {
     }
 }
 
+/// Raw, borrow-free forms for executors that track buffer lifetimes
+/// themselves (the schedule executor keeps every buffer alive and untouched
+/// until its `wait_all`).  The handle is opaque; null means the post failed.
+pub struct RawRequest(*mut c_void);
+
+impl RawRequest {
+    pub fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+}
+
+/// Starts sending `len` (< 2^31) bytes at `buf` to `dst`.
+///
+/// # Safety
+/// The bytes must stay valid and unchanged until `wait_all_raw` completes
+/// the request.
+pub unsafe fn isend_raw(
+    comm: Comm,
+    buf: *const u8,
+    len: usize,
+    dst: usize,
+    tag: i32,
+) -> RawRequest {
+    assert!(len <= MAX_TRANSFER, "callers cut transfers below 2 GiB");
+    RawRequest(sharm_glue_isend(
+        comm.0,
+        buf.cast(),
+        len as i32,
+        dst as i32,
+        tag,
+    ))
+}
+
+/// Starts receiving `len` (< 2^31) bytes from `src` into `buf`.
+///
+/// # Safety
+/// `buf` must stay valid and untouched by anyone else until `wait_all_raw`
+/// completes the request.
+pub unsafe fn irecv_raw(comm: Comm, buf: *mut u8, len: usize, src: usize, tag: i32) -> RawRequest {
+    assert!(len <= MAX_TRANSFER, "callers cut transfers below 2 GiB");
+    RawRequest(sharm_glue_irecv(
+        comm.0,
+        buf.cast(),
+        len as i32,
+        src as i32,
+        tag,
+    ))
+}
+
+/// Completes (and frees) every raw request; false if any failed.
+pub fn wait_all_raw(requests: &mut Vec<RawRequest>) -> bool {
+    let mut raw: Vec<*mut c_void> = requests.drain(..).map(|r| r.0).collect();
+    if raw.is_empty() {
+        return true;
+    }
+    // SAFETY: live requests from isend_raw/irecv_raw, completed once here.
+    unsafe { sharm_glue_wait_all(raw.len() as i32, raw.as_mut_ptr()) == ffi::success() }
+}
+
 /// Completes every request; false if any failed.
 pub fn wait_all(requests: Vec<Request<'_>>) -> bool {
     let mut raw: Vec<*mut c_void> = requests.iter().map(|r| r.raw).collect();
