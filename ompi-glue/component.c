@@ -87,6 +87,8 @@ static char *param_topology_file = NULL;
 static char *param_dot_file = NULL;
 static char *param_level_algorithms = NULL;
 static int param_top_allreduce = SHARM_TOP_AUTO;
+static int param_hier_allgather = 0;
+static int param_allgather_remap = 0;
 static char *param_lattice_dims = NULL;
 static char *param_torus_dims = NULL;
 
@@ -148,6 +150,10 @@ static const mca_base_var_enum_value_t top_allreduce_values[] = {
     {SHARM_TOP_AUTO, "auto"}, {SHARM_TOP_RECURSIVE_DOUBLING, "recursive_doubling"},
     {SHARM_TOP_RING, "ring"}, {SHARM_TOP_LATTICE_RING, "lattice_ring"},
     {SHARM_TOP_TRINARYX3, "trinaryx3"}, {0, NULL}};
+static const mca_base_var_enum_value_t hier_allgather_values[] = {
+    {0, "auto"}, {1, "hierarchical"}, {2, "recursive_doubling"}, {3, "bruck"}, {0, NULL}};
+static const mca_base_var_enum_value_t allgather_remap_values[] = {
+    {0, "none"}, {1, "exch"}, {2, "reorder"}, {0, NULL}};
 static const mca_base_var_enum_value_t hier_allreduce_values[] = {
     {0, "reduce_bcast"}, {1, "reduce_allreduce_bcast"}, {0, NULL}};
 static const mca_base_var_enum_value_t single_copy_values[] = {
@@ -169,6 +175,8 @@ static const struct {
     {"hierarchy_mode", hier_mode_values},    {"group_algorithm", group_alg_values},
     {"hierarchy_allreduce", hier_allreduce_values},
     {"top_allreduce", top_allreduce_values},
+    {"hier_allgather", hier_allgather_values},
+    {"allgather_remap", allgather_remap_values},
     {"reduction_kernels", reduction_kernel_values},
     {"single_copy", single_copy_values},
 };
@@ -242,6 +250,26 @@ static void register_hierarchy(void)
                      tops, OPAL_INFO_LVL_5, &param_top_allreduce);
         OBJ_RELEASE(tops);
     }
+    {
+        mca_base_var_enum_t *algs = NULL, *remaps = NULL;
+        (void) mca_base_var_enum_create("coll_sharm_hierarchy_allgather_algorithms",
+                                        hier_allgather_values, &algs);
+        (void) mca_base_var_enum_create("coll_sharm_allgather_remaps", allgather_remap_values,
+                                        &remaps);
+        register_int("hierarchy_allgather_algorithm",
+                     "MPI_Allgather across nodes: auto (= hierarchical), hierarchical (gather "
+                     "up the groups, broadcast down), recursive_doubling or bruck over all "
+                     "processes through the PML, in the numbering coll_sharm_allgather_remap "
+                     "chooses (paper 003)",
+                     algs, OPAL_INFO_LVL_5, &param_hier_allgather);
+        register_int("allgather_remap",
+                     "Rank remapping of the recursive_doubling/bruck Allgather across nodes "
+                     "(paper 003, METIS partition of the exchange graph onto the nodes): none, "
+                     "exch (one extra exchange first), reorder (a local permutation at the end)",
+                     remaps, OPAL_INFO_LVL_5, &param_allgather_remap);
+        OBJ_RELEASE(algs);
+        OBJ_RELEASE(remaps);
+    }
     param_lattice_dims = "auto"; /* copied by the variable system */
     register_string("lattice_dims",
                     "Lattice of the lattice ring Allreduce over the top group: auto (from the "
@@ -281,6 +309,8 @@ void sharm_glue_hier_params(struct sharm_hier_params *out)
     out->reserved = 0;
     out->lattice_dims = NULL == param_lattice_dims ? "auto" : param_lattice_dims;
     out->torus_dims = NULL == param_torus_dims ? "auto" : param_torus_dims;
+    out->allgather_algorithm = param_hier_allgather;
+    out->allgather_remap = param_allgather_remap;
 }
 
 static void register_size(const char *name, const char *help, size_t *storage)

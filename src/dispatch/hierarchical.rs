@@ -8,12 +8,15 @@
 use crate::dispatch::state::Prepared;
 use crate::hier::chain::{self, Chain, Operands};
 use crate::hier::collect;
+use crate::hier::network;
 use crate::hier::network::TopSpec;
 use crate::hier::plan::HierPlan;
+use crate::hier::remap::mapping::{plan as remap_plan, Variant};
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype;
-use crate::ompi::ffi::Comm;
+use crate::ompi::ffi::{self, Comm};
+use crate::ompi::params::{AllgatherRemap, HierAllgather};
 use crate::ompi::payload::TypedBuf;
 
 /// Runs `args`; false when a transfer or a convertor failed.
@@ -167,8 +170,16 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
         // SAFETY: the slot holds `block` bytes; the stream has as many.
         unsafe { source.read(0, all[me * block..].as_mut_ptr(), block) };
     }
-    let mut chain = chain_of(plan);
-    if !collect::allgather(comm, &mut chain, alg, block, all) {
+    let ok = match plan.params.allgather {
+        HierAllgather::RecursiveDoubling | HierAllgather::Bruck => {
+            remapped_allgather(plan, comm, block, all)
+        }
+        HierAllgather::Auto | HierAllgather::Hierarchical => {
+            let mut chain = chain_of(plan);
+            collect::allgather(comm, &mut chain, alg, block, all)
+        }
+    };
+    if !ok {
         return false;
     }
     if direct.is_none() {
@@ -181,4 +192,34 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
         }
     }
     true
+}
+
+/// Paper 003: recursive doubling or Bruck over all processes, in the
+/// numbering `coll_sharm_allgather_remap` asks for (π from METIS, computed
+/// at the first such call); `all` holds this process's block in place.
+fn remapped_allgather(plan: &mut HierPlan, comm: Comm, block: usize, all: &mut [u8]) -> bool {
+    let (me, p) = (plan.me, plan.size);
+    let rd = plan.params.allgather == HierAllgather::RecursiveDoubling;
+    let variant = match (rd, plan.params.allgather_remap) {
+        (true, AllgatherRemap::Exch) => Variant::RdExch,
+        (true, _) => Variant::RdReorder,
+        (false, AllgatherRemap::Exch) => Variant::BruckExch,
+        (false, _) => Variant::BruckReorder,
+    };
+    let remapped = plan.params.allgather_remap != AllgatherRemap::None;
+    let Some(mapping) = plan.mapping(variant, remapped) else {
+        return false;
+    };
+    let steps = remap_plan(
+        variant,
+        p as u32,
+        me as u32,
+        &mapping.neighbours(variant, me as u32),
+    );
+    tracing::trace!(
+        "allgather over {p} processes: {variant:?}{}",
+        if remapped { " remapped" } else { "" }
+    );
+    let own = all[me * block..(me + 1) * block].to_vec();
+    network::remapped_allgather(comm, &steps, mapping, &own, all, ffi::tag_bcast())
 }

@@ -13,6 +13,8 @@ use tracing::{debug, info, warn};
 
 use crate::hier::chain::{Group, Transport};
 use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
+use crate::hier::remap::mapping::{Mapping, Placement, Variant};
+use crate::hier::remap::{self, Remap};
 use crate::hier::topology::{
     parse_topology_file, virtual_node_names, Level, LevelSelection, Locality,
 };
@@ -28,6 +30,13 @@ pub struct HierPlan {
     pub chain: Vec<Group>,
     /// Whether the last of them is the top group.
     pub reaches_top: bool,
+    /// Node index of every rank, and the nodes under each level-1 switch
+    /// (empty without a topology file): paper 003's placement.
+    pub node_of: Vec<u32>,
+    pub switch_nodes: Vec<Vec<u32>>,
+    /// Mappings computed so far (variant, remapped, π), at the first
+    /// Allgather that needs each.
+    pub remaps: Vec<(Variant, bool, Mapping)>,
     /// Who combines reduction operands (every process's own parameter; the
     /// digest checks all agree).
     pub kernels: KernelSource,
@@ -200,6 +209,7 @@ pub fn build(
         .collect();
     let reaches_top =
         root_group.is_some() && chain.last().map(|g| &g.members) == root_group.as_ref();
+    let (node_of, switch_nodes) = placement_ids(&procs);
     Ok(HierPlan {
         me,
         size: p,
@@ -207,8 +217,44 @@ pub fn build(
         reaches_top,
         rank_ordered: hierarchy.rank_ordered(),
         kernels: shared.reduction_kernels,
+        node_of,
+        switch_nodes,
+        remaps: Vec::new(),
         params,
     })
+}
+
+/// Node index of every rank (numbered by first appearance) and, when a
+/// topology file gave switch levels, the nodes under each level-1 switch:
+/// the placement paper 003's partition works on.
+fn placement_ids(procs: &[ProcInfo]) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut nodes: Vec<&str> = Vec::new();
+    let mut switches: Vec<(&str, Vec<u32>)> = Vec::new();
+    let node_of = procs
+        .iter()
+        .map(|p| match nodes.iter().position(|n| *n == p.node) {
+            Some(i) => i as u32,
+            None => {
+                nodes.push(&p.node);
+                let id = (nodes.len() - 1) as u32;
+                if let Some(sw) = p.switches.as_ref().and_then(|s| s.first()) {
+                    match switches.iter_mut().find(|(name, _)| name == sw) {
+                        Some((_, list)) => list.push(id),
+                        None => switches.push((sw, vec![id])),
+                    }
+                }
+                id
+            }
+        })
+        .collect();
+    // Switch groups only when every node has one.
+    let covered: usize = switches.iter().map(|(_, l)| l.len()).sum();
+    let switch_nodes = if covered == nodes.len() && switches.len() > 1 {
+        switches.into_iter().map(|(_, l)| l).collect()
+    } else {
+        Vec::new()
+    };
+    (node_of, switch_nodes)
 }
 
 /// One line naming what each active level runs, for the verbose output:
@@ -331,15 +377,59 @@ fn algorithm_digest_text(
     overrides: &[(String, GroupAlgorithm)],
 ) -> String {
     format!(
-        "bcast={:?} reduce={:?} allreduce={:?} top={:?} lattice={} torus={} levels={levels:?} virtual_node_size={:?} overrides={overrides:?}",
+        "bcast={:?} reduce={:?} allreduce={:?} top={:?} lattice={} torus={} allgather={:?}/{:?} levels={levels:?} virtual_node_size={:?} overrides={overrides:?}",
         params.bcast,
         params.reduce,
         params.allreduce,
         params.top_allreduce,
         params.lattice_dims,
         params.torus_dims,
+        params.allgather,
+        params.allgather_remap,
         params.virtual_node_size
     )
+}
+
+impl HierPlan {
+    /// The mapping π of paper 003 for `variant` on this communicator's
+    /// placement: METIS's partition of the exchange graph onto the nodes
+    /// (exact sizes), computed at the first Allgather that needs it and kept;
+    /// identity when `remapped` is false.  Every process computes it from
+    /// the same placement with METIS seeded alike, so all get the same π.
+    /// Rank 0 reports the inter-node blocks with and without it (verbose 10).
+    pub fn mapping(&mut self, variant: Variant, remapped: bool) -> Option<&Mapping> {
+        let known = |r: &(Variant, bool, Mapping)| r.0 == variant && r.1 == remapped;
+        if !self.remaps.iter().any(known) {
+            let placement = Placement::new(self.node_of.clone());
+            let mapping = if remapped {
+                let remap = match Remap::new(variant.algorithm(), &placement, &self.switch_nodes) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        warn!(
+                            "allgather remapping ({variant:?}): METIS failed: {e:?}; no remapping"
+                        );
+                        return None;
+                    }
+                };
+                if self.me == 0 {
+                    let (plain, with) = remap::compare(variant, &placement, &remap.mapping);
+                    debug!(
+                        "allgather {variant:?} on {} nodes: {plain} inter-node blocks without remapping, {with} with (cut {} before repair, {} after, {} moved){}",
+                        placement.nodes,
+                        remap.stats.cut_metis,
+                        remap.stats.cut_repaired,
+                        remap.stats.moved,
+                        if remap.identity { "; the placement is as good already: pi = identity" } else { "" }
+                    );
+                }
+                remap.mapping
+            } else {
+                Mapping::identity(placement.n())
+            };
+            self.remaps.push((variant, remapped, mapping));
+        }
+        self.remaps.iter().find(|r| known(r)).map(|r| &r.2)
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ pub struct RawHierParams {
     pub reserved: i32,
     pub lattice_dims: *const c_char,
     pub torus_dims: *const c_char,
+    pub allgather_algorithm: i32,
+    pub allgather_remap: i32,
 }
 
 /// Mirror of `struct sharm_dtype_info`.
@@ -242,6 +244,8 @@ pub fn hier_params() -> (RawHierParams, [String; 6]) {
         reserved: 0,
         lattice_dims: std::ptr::null(),
         torus_dims: std::ptr::null(),
+        allgather_algorithm: 0,
+        allgather_remap: 0,
     };
     // SAFETY: writes one plain struct; the strings it points to live while
     // the component is open.

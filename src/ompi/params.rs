@@ -52,6 +52,19 @@ const TOP_ALLREDUCE: Table<TopAllreduce> = &[
     (4, "trinaryx3", TopAllreduce::Trinaryx3),
 ];
 
+const HIER_ALLGATHER: Table<HierAllgather> = &[
+    (0, "auto", HierAllgather::Auto),
+    (1, "hierarchical", HierAllgather::Hierarchical),
+    (2, "recursive_doubling", HierAllgather::RecursiveDoubling),
+    (3, "bruck", HierAllgather::Bruck),
+];
+
+const ALLGATHER_REMAPS: Table<AllgatherRemap> = &[
+    (0, "none", AllgatherRemap::None),
+    (1, "exch", AllgatherRemap::Exch),
+    (2, "reorder", AllgatherRemap::Reorder),
+];
+
 const KERNEL_SOURCES: Table<KernelSource> = &[
     (0, "sharm", KernelSource::Sharm),
     (1, "ompi", KernelSource::Ompi),
@@ -147,6 +160,8 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
             "hierarchy_allreduce" => check(ALLREDUCE_FORMS, value, name),
             "reduction_kernels" => check(KERNEL_SOURCES, value, name),
             "top_allreduce" => check(TOP_ALLREDUCE, value, name),
+            "hier_allgather" => check(HIER_ALLGATHER, value, name),
+            "allgather_remap" => check(ALLGATHER_REMAPS, value, name),
             "single_copy" => check(SINGLE_COPY_MODES, value, name),
             other => Err(format!(
                 "the glue has a table of kind '{other}' Rust does not know"
@@ -254,6 +269,29 @@ pub enum TopAllreduce {
     Trinaryx3,
 }
 
+/// MPI_Allgather across nodes (`coll_sharm_hierarchy_allgather_algorithm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HierAllgather {
+    /// Hierarchical, for now (documented in the README).
+    Auto,
+    /// Up the groups to rank 0, the whole buffer back down.
+    Hierarchical,
+    /// Over all processes through the PML, in the remapped numbering (paper 003).
+    RecursiveDoubling,
+    Bruck,
+}
+
+/// Paper 003's rank remapping (`coll_sharm_allgather_remap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllgatherRemap {
+    None,
+    /// One extra exchange first: each block goes to the rank running its
+    /// logical vertex.
+    Exch,
+    /// A local permutation at the end.
+    Reorder,
+}
+
 /// The two Allreduce forms of paper 004.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllreduceForm {
@@ -291,6 +329,9 @@ pub struct HierParams {
     pub top_allreduce: TopAllreduce,
     pub lattice_dims: String,
     pub torus_dims: String,
+    /// Allgather across nodes, and paper 003's remapping for it.
+    pub allgather: HierAllgather,
+    pub allgather_remap: AllgatherRemap,
 }
 
 impl HierParams {
@@ -330,6 +371,18 @@ impl HierParams {
             ),
             lattice_dims,
             torus_dims,
+            allgather: decode(
+                HIER_ALLGATHER,
+                "coll_sharm_hierarchy_allgather_algorithm",
+                raw.allgather_algorithm,
+                HierAllgather::Auto,
+            ),
+            allgather_remap: decode(
+                ALLGATHER_REMAPS,
+                "coll_sharm_allgather_remap",
+                raw.allgather_remap,
+                AllgatherRemap::None,
+            ),
         }
     }
 }
