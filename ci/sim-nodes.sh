@@ -166,7 +166,10 @@ run() {
     local cmd=(mpirun.openmpi --allow-run-as-root -np "$np" --hostfile "$hostfile"
         --mca plm_rsh_agent "$AGENT"
         # More processes than cores: spinning ranks would starve each other.
-        --mca mpi_yield_when_idle 1)
+        --mca mpi_yield_when_idle 1
+        # The "nodes" reach each other over loopback only; Open MPI 5's TCP
+        # BTL finds no reachable pairing unless told to use it.
+        --mca btl_tcp_if_include lo)
     # Slots are declared, so only more processes than slots need this.
     [ "$np" -le "$total" ] || cmd+=(--oversubscribe)
     [ -z "${LD_LIBRARY_PATH:-}" ] || cmd+=(-x LD_LIBRARY_PATH)
