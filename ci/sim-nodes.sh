@@ -172,6 +172,11 @@ run() {
         --mca btl_tcp_if_include lo)
     # Slots are declared, so only more processes than slots need this.
     [ "$np" -le "$total" ] || cmd+=(--oversubscribe)
+    # A "node" with more slots than this machine has cores cannot bind one
+    # process per core (Open MPI 5 refuses to start): leave those unbound.
+    local most=0
+    for s in "${SLOTS[@]}"; do [ "$s" -le "$most" ] || most=$s; done
+    [ "$most" -le "$(nproc)" ] || cmd+=(--bind-to none)
     [ -z "${LD_LIBRARY_PATH:-}" ] || cmd+=(-x LD_LIBRARY_PATH)
     cmd+=("${opts[@]}" "$@")
     if [ $dry -eq 1 ]; then
