@@ -176,6 +176,8 @@ run() {
     # process per core (Open MPI 5 refuses to start): leave those unbound.
     local most=0
     for s in "${SLOTS[@]}"; do [ "$s" -le "$most" ] || most=$s; done
+    # (Unless the caller binds: Open MPI 5 takes one --bind-to only.)
+    case " ${opts[*]:-} " in *" --bind-to "*) most=0 ;; esac
     [ "$most" -le "$(nproc)" ] || cmd+=(--bind-to none)
     [ -z "${LD_LIBRARY_PATH:-}" ] || cmd+=(-x LD_LIBRARY_PATH)
     cmd+=("${opts[@]}" "$@")
