@@ -257,7 +257,8 @@ static void register_hierarchy(void)
         (void) mca_base_var_enum_create("coll_sharm_allgather_remaps", allgather_remap_values,
                                         &remaps);
         register_int("hierarchy_allgather_algorithm",
-                     "MPI_Allgather across nodes: auto (= hierarchical), hierarchical (gather "
+                     "MPI_Allgather across nodes: auto (hierarchical across real nodes, the flat "
+                     "shared-memory path on one node), hierarchical (gather "
                      "up the groups, broadcast down), recursive_doubling or bruck over all "
                      "processes through the PML, in the numbering coll_sharm_allgather_remap "
                      "chooses (paper 003)",

@@ -62,6 +62,29 @@ pub(crate) fn receive_all(
     outcome.finish("receiving blocks")
 }
 
+/// Sends the `bytes` bytes of `src` to `readers` as operation `op`: by
+/// single copy when the channel moves streams of that size so (the
+/// receiving `receive_all` decides from the same size, so both ends agree),
+/// else fragment by fragment through our queue.
+pub(crate) fn send_stream(
+    sh: &mut Shared,
+    src: &mut Payload,
+    bytes: usize,
+    op: u64,
+    readers: Readers<'_>,
+) {
+    if sh.single_copy(bytes) {
+        let mut offers = Offers::default();
+        offers.make(sh, src, bytes, op, readers);
+        offers.settle(sh);
+        return;
+    }
+    let cut = sh.cut(bytes);
+    for i in 0..cut.count() {
+        sh.send(src, cut, op, i, readers);
+    }
+}
+
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
 pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
     // No rules for Gather: back to the built-in cut and radix.
@@ -73,16 +96,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         let Some(mut src) = own.source() else {
             return false;
         };
-        if sh.single_copy(own.bytes()) {
-            let mut offers = Offers::default();
-            offers.make(sh, &mut src, own.bytes(), op, Readers::One(root));
-            offers.settle(sh);
-            return true;
-        }
-        let cut = sh.cut(own.bytes());
-        for i in 0..cut.count() {
-            sh.send(&mut src, cut, op, i, Readers::One(root));
-        }
+        send_stream(sh, &mut src, own.bytes(), op, Readers::One(root));
         return true;
     }
     let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();

@@ -79,12 +79,10 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
     let span = layout.span(layout.count);
     // SAFETY: the contribution holds `count` elements laid out by `layout`.
     let mut acc = unsafe { std::slice::from_raw_parts(r.own(), span) }.to_vec();
-    let mut tmp = vec![0u8; span];
     let mut ops = Operands {
         layout,
         comb: Combiner::new(r.op, r.dtype, plan.kernels),
         acc: &mut acc,
-        tmp: &mut tmp,
         commutative: r.op.commutative(),
     };
     let (reduce_alg, allreduce_form) = (plan.params.reduce, plan.params.allreduce);

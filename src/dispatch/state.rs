@@ -10,7 +10,7 @@ use crate::hier::plan::{self as hier_plan, HierPlan};
 use crate::ompi::call::{Args, Coll};
 use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm, Module};
-use crate::ompi::params::{HierParams, HierarchyMode, Params};
+use crate::ompi::params::{HierAllgather, HierParams, HierarchyMode, Params};
 use crate::ompi::stats;
 use crate::shm::bootstrap::PrevComponent;
 use crate::shm::calibrate;
@@ -101,10 +101,17 @@ enum HierKind {
     Never,
 }
 
-fn hierarchical_kind(args: &Args) -> HierKind {
+/// `spans_nodes`: the processes are not all on this node.  Barrier and
+/// Allgather take the hierarchy only then (or, for Allgather, when an
+/// algorithm is asked for by name): on one node (virtual nodes, hierarchy
+/// `on`) the flat shared-memory path does the same job in fewer hops.
+fn hierarchical_kind(args: &Args, spans_nodes: bool, allgather_named: bool) -> HierKind {
     match args {
-        Args::Barrier | Args::Bcast { .. } => HierKind::Always,
-        Args::Movement(m) if m.coll == Coll::Allgather => HierKind::Always,
+        Args::Bcast { .. } => HierKind::Always,
+        Args::Barrier if spans_nodes => HierKind::Always,
+        Args::Movement(m) if m.coll == Coll::Allgather && (spans_nodes || allgather_named) => {
+            HierKind::Always
+        }
         Args::Reduction(r) if matches!(r.coll, Coll::Reduce | Coll::Allreduce) => {
             if r.op.commutative() {
                 HierKind::Always
@@ -230,7 +237,7 @@ impl CommState {
             stats::served(coll);
             return Route::Done;
         }
-        let kind = hierarchical_kind(args);
+        let kind = hierarchical_kind(args, !self.all_local, self.allgather_named());
         if self.hier_wanted() && kind != HierKind::Never {
             // Every process's parameters are in the hierarchy's digest, so
             // its own limits are everybody's.
@@ -304,6 +311,16 @@ impl CommState {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// Whether `coll_sharm_hierarchy_allgather_algorithm` names an algorithm.
+    fn allgather_named(&self) -> bool {
+        let params = match &self.hier {
+            HierStatus::NotYet(p) => p,
+            HierStatus::Ready(plan) => &plan.params,
+            _ => return false,
+        };
+        params.allgather != HierAllgather::Auto
     }
 
     fn hier_wanted(&self) -> bool {

@@ -21,10 +21,13 @@
 //!   ReduceAllreduceBcast (reduce up to the top group, recursive-doubling
 //!   allreduce among its members, bcast down).
 
-use crate::coll::gather::receive_all;
+use crate::coll::gather::{receive_all, send_stream};
 use crate::coll::reduction::Reduction;
 use crate::coll::{bcast as queue_bcast, reduce as queue_reduce};
 use crate::hier::network::{self, TopSpec};
+use crate::hier::schedule::basic::{Binomial, Flat, RingRooted};
+use crate::hier::schedule::exec::Layout;
+use crate::hier::schedule::plan::Collective;
 use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::ReduceLayout;
@@ -35,84 +38,6 @@ use crate::shm::bootstrap::Bootstrap;
 use crate::shm::calibrate;
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
-
-/// Byte range of chunk `c` of `g` chunks of a message of `count` elements
-/// laid out by `layout` (whole elements per chunk, padding excluded).
-fn chunk(layout: &ReduceLayout, g: usize, c: usize) -> std::ops::Range<usize> {
-    let (first, end) = (c * layout.count / g, (c + 1) * layout.count / g);
-    let start = first * layout.extent;
-    start..start + layout.span(end - first)
-}
-
-/// Two disjoint chunks of one buffer, one to send and one to receive into.
-///
-/// # Safety
-/// The ranges must not overlap and must lie within `buf`.
-unsafe fn split(
-    buf: &mut [u8],
-    out: std::ops::Range<usize>,
-    into: std::ops::Range<usize>,
-) -> (&[u8], &mut [u8]) {
-    let base = buf.as_mut_ptr();
-    (
-        std::slice::from_raw_parts(base.add(out.start), out.len()),
-        std::slice::from_raw_parts_mut(base.add(into.start), into.len()),
-    )
-}
-
-/// Ring allgather: member `idx` holds chunk `(idx + shift) mod g` and ends
-/// with all of them.
-fn ring_allgather(
-    comm: Comm,
-    group: &[usize],
-    idx: usize,
-    shift: usize,
-    layout: &ReduceLayout,
-    buf: &mut [u8],
-    tag: i32,
-) -> bool {
-    let g = group.len();
-    let (next, prev) = (group[(idx + 1) % g], group[(idx + g - 1) % g]);
-    for k in 0..g - 1 {
-        let send = (idx + shift + g - k) % g;
-        let recv = (idx + shift + g - k - 1) % g;
-        // SAFETY: distinct chunks of `buf`.
-        let (out, into) = unsafe { split(buf, chunk(layout, g, send), chunk(layout, g, recv)) };
-        if !comm.sendrecv(out, next, into, prev, tag) {
-            return false;
-        }
-    }
-    true
-}
-
-/// Ring reduce-scatter: afterwards member `idx` holds the fully reduced
-/// chunk `(idx + 1) mod g` in `ops.acc`.
-fn ring_reduce_scatter(
-    comm: Comm,
-    group: &[usize],
-    idx: usize,
-    ops: &mut Operands,
-    tag: i32,
-) -> bool {
-    let g = group.len();
-    let (next, prev) = (group[(idx + 1) % g], group[(idx + g - 1) % g]);
-    for k in 0..g - 1 {
-        let send = chunk(&ops.layout, g, (idx + g - k) % g);
-        let c = (idx + 2 * g - k - 1) % g;
-        let recv = chunk(&ops.layout, g, c);
-        let n = (c + 1) * ops.layout.count / g - c * ops.layout.count / g;
-        let into = &mut ops.tmp[..recv.len()];
-        if !comm.sendrecv(&ops.acc[send], next, into, prev, tag) {
-            return false;
-        }
-        // SAFETY: both ranges hold `n` elements.
-        unsafe {
-            ops.comb
-                .fold(ops.tmp.as_ptr(), ops.acc[recv].as_mut_ptr(), n)
-        };
-    }
-    true
-}
 
 /// How a group moves data.
 pub enum Transport {
@@ -230,45 +155,10 @@ pub struct Operands<'a> {
     pub comb: Combiner,
     /// Accumulator, initialised with this process's contribution.
     pub acc: &'a mut [u8],
-    /// Receive space of the same size.
-    pub tmp: &'a mut [u8],
     /// False for a non-commutative operation: then every group is reduced
     /// in member order (the plan checked that members carry ascending rank
-    /// ranges), the incoming part always on the right.
+    /// ranges) by algorithms that combine in rank order.
     pub commutative: bool,
-}
-
-impl Operands<'_> {
-    /// Folds in the part received from `src`, which carries higher ranks
-    /// than this process's accumulator (see `fold_tmp`).
-    fn absorb(&mut self, comm: Comm, src: usize, tag: i32) -> bool {
-        comm.recv(self.tmp, src, tag) && self.fold_tmp()
-    }
-
-    /// Combines `tmp` (higher ranks) into `acc`.  Commutative: `acc = tmp op
-    /// acc` in place.  Otherwise the canonical `acc = acc op tmp`: Open MPI's
-    /// primitive computes `target = source op target`, so the result forms
-    /// in `tmp` and is copied back.
-    fn fold_tmp(&mut self) -> bool {
-        let n = self.layout.count;
-        // SAFETY: both buffers hold `layout.count` elements.
-        unsafe {
-            if self.commutative {
-                self.comb.fold(self.tmp.as_ptr(), self.acc.as_mut_ptr(), n);
-            } else {
-                self.comb.fold(self.acc.as_ptr(), self.tmp.as_mut_ptr(), n);
-                self.acc.copy_from_slice(self.tmp);
-            }
-        }
-        true
-    }
-}
-
-fn index_in(group: &[usize], me: usize) -> usize {
-    group
-        .iter()
-        .position(|&r| r == me)
-        .expect("a process is a member of every group of its chain")
 }
 
 /// Reduces `group` into its leader.  Returns Some(true) when this process
@@ -297,51 +187,49 @@ fn reduce_group(
         // A failed single-copy pull is a transfer error like any other.
         return queue_reduce::reduce(sh, &red, 0).then_some(leader);
     }
-    let group = &grp.members[..];
-    let tag = ffi::tag_reduce();
-    let idx = index_in(group, me);
-    let g = group.len();
-    match alg {
-        GroupAlgorithm::Flat => {
-            if idx != 0 {
-                return comm.send(ops.acc, group[0], tag).then_some(false);
-            }
-            for &m in &group[1..] {
-                if !ops.absorb(comm, m, tag) {
-                    return None;
-                }
-            }
-            Some(true)
-        }
-        GroupAlgorithm::Ring if ops.commutative && g > 1 && ops.layout.count >= g => {
-            if !ring_reduce_scatter(comm, group, idx, ops, tag) {
-                return None;
-            }
-            // Gather the reduced chunks into the leader.
-            let mine = chunk(&ops.layout, g, (idx + 1) % g);
-            if idx != 0 {
-                return comm.send(&ops.acc[mine], group[0], tag).then_some(false);
-            }
-            for (j, &m) in group.iter().enumerate().skip(1) {
-                let range = chunk(&ops.layout, g, (j + 1) % g);
-                if !comm.recv(&mut ops.acc[range], m, tag) {
-                    return None;
-                }
-            }
-            Some(true)
-        }
-        GroupAlgorithm::Ring | GroupAlgorithm::Binomial => {
-            let mut mask = 1;
-            while mask < g {
-                if idx & mask != 0 {
-                    return comm.send(ops.acc, group[idx - mask], tag).then_some(false);
-                }
-                if idx + mask < g && !ops.absorb(comm, group[idx + mask], tag) {
-                    return None;
-                }
-                mask <<= 1;
-            }
-            Some(true)
+    // A network group: the algorithm as a schedule, run by the executor.
+    // Flat and binomial combine in rank order (non-commutative operations
+    // too); the ring only for commutative ones with an element per member.
+    let (g, count) = (grp.members.len(), ops.layout.count);
+    let coll: Box<dyn Collective> = match alg {
+        GroupAlgorithm::Flat => Box::new(Flat {
+            p: g,
+            count,
+            reduce: true,
+        }),
+        GroupAlgorithm::Ring if ops.commutative && count >= g => Box::new(RingRooted {
+            p: g,
+            count,
+            reduce: true,
+        }),
+        GroupAlgorithm::Ring | GroupAlgorithm::Binomial => Box::new(Binomial {
+            p: g,
+            count,
+            reduce: true,
+        }),
+    };
+    let shape = Layout {
+        size: ops.layout.size,
+        extent: ops.layout.extent,
+    };
+    let pml = network::Pml {
+        comm,
+        members: &grp.members,
+    };
+    let leader = grp.members[0] == me;
+    match network::run_schedule(
+        pml,
+        me,
+        coll.as_ref(),
+        shape,
+        Some(&ops.comb),
+        ffi::tag_reduce(),
+        ops.acc,
+    ) {
+        Ok(()) => Some(leader),
+        Err(e) => {
+            tracing::warn!("group reduce: {e}");
+            None
         }
     }
 }
@@ -359,56 +247,35 @@ fn bcast_group(
         let bytes = buf.len();
         return queue_bcast::bcast(sh, &mut Payload::Contiguous(buf.as_mut_ptr()), bytes, 0);
     }
-    let group = &grp.members[..];
-    let tag = ffi::tag_bcast();
-    let idx = index_in(group, me);
-    let g = group.len();
-    match alg {
-        GroupAlgorithm::Flat => {
-            if idx != 0 {
-                return comm.recv(buf, group[0], tag);
-            }
-            group[1..].iter().all(|&m| comm.send(buf, m, tag))
-        }
-        GroupAlgorithm::Ring if g > 1 && buf.len() >= g => {
-            // Scatter chunk j to member j, then a ring allgather.
-            let bytes = ReduceLayout {
-                count: buf.len(),
-                size: 1,
-                extent: 1,
-            };
-            if idx == 0 {
-                for (j, &m) in group.iter().enumerate().skip(1) {
-                    if !comm.send(&buf[chunk(&bytes, g, j)], m, tag) {
-                        return false;
-                    }
-                }
-            } else if !comm.recv(&mut buf[chunk(&bytes, g, idx)], group[0], tag) {
-                return false;
-            }
-            ring_allgather(comm, group, idx, 0, &bytes, buf, tag)
-        }
-        GroupAlgorithm::Ring | GroupAlgorithm::Binomial => {
-            // Receive from the index with our lowest set bit cleared, then
-            // send to the indices below that bit.
-            let mut mask = 1;
-            while mask < g {
-                if idx & mask != 0 {
-                    if !comm.recv(buf, group[idx - mask], tag) {
-                        return false;
-                    }
-                    break;
-                }
-                mask <<= 1;
-            }
-            mask >>= 1;
-            while mask > 0 {
-                if idx + mask < g && !comm.send(buf, group[idx + mask], tag) {
-                    return false;
-                }
-                mask >>= 1;
-            }
-            true
+    // A network group: the algorithm as a schedule over bytes.
+    let (g, count) = (grp.members.len(), buf.len());
+    let coll: Box<dyn Collective> = match alg {
+        GroupAlgorithm::Flat => Box::new(Flat {
+            p: g,
+            count,
+            reduce: false,
+        }),
+        GroupAlgorithm::Ring if count >= g => Box::new(RingRooted {
+            p: g,
+            count,
+            reduce: false,
+        }),
+        GroupAlgorithm::Ring | GroupAlgorithm::Binomial => Box::new(Binomial {
+            p: g,
+            count,
+            reduce: false,
+        }),
+    };
+    let pml = network::Pml {
+        comm,
+        members: &grp.members,
+    };
+    let bytes = Layout { size: 1, extent: 1 };
+    match network::run_schedule(pml, me, coll.as_ref(), bytes, None, ffi::tag_bcast(), buf) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!("group bcast: {e}");
+            false
         }
     }
 }
@@ -464,11 +331,10 @@ pub(crate) fn gather_group(
         // leader takes fragment i of every stream before i+1 of any.
         let op = sh.next_op();
         if sh.me != 0 {
-            let cut = sh.cut(mine.len());
+            // The same sender as the queue Gather's, so single copy is
+            // chosen alike at both ends of the stream.
             let mut src = Payload::Contiguous(mine.as_ptr() as *mut u8);
-            for i in 0..cut.count() {
-                sh.send(&mut src, cut, op, i, Readers::One(0));
-            }
+            send_stream(sh, &mut src, mine.len(), op, Readers::One(0));
             return Some(false);
         }
         let from: Vec<usize> = (1..sh.p).collect();
@@ -476,8 +342,7 @@ pub(crate) fn gather_group(
             .iter_mut()
             .map(|v| (Payload::Contiguous(v.as_mut_ptr()), sh.cut(v.len())))
             .collect();
-        receive_all(sh, &from, &mut sinks, op);
-        return Some(true);
+        return receive_all(sh, &from, &mut sinks, op).then_some(true);
     }
     let (group, tag) = (&grp.members[..], ffi::tag_reduce());
     if group[0] != me {

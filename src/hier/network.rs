@@ -148,36 +148,31 @@ pub fn top_allreduce(
     }
 }
 
-/// Runs the top group's Allreduce on `acc` (this member's partial result,
-/// `layout.count` elements) over the PML among `pml.members`; true when
-/// every transfer worked.
-pub fn run_top_allreduce(
+/// Runs this process's part of `collective` (ranks = indices into
+/// `pml.members`) on `buf` with the one executor; `comb` combines the
+/// operands of a reduction (None for a Bcast, whose schedule never
+/// combines).  Ok when every transfer worked.
+pub fn run_schedule(
     mut pml: Pml,
     me: usize,
-    spec: &TopSpec,
-    layout: &ReduceLayout,
-    comb: &Combiner,
+    collective: &dyn Collective,
+    layout: Layout,
+    comb: Option<&Combiner>,
     tag: i32,
-    acc: &mut [u8],
-) -> bool {
-    let g = pml.members.len();
+    buf: &mut [u8],
+) -> Result<(), String> {
     let idx = pml
         .members
         .iter()
         .position(|&m| m == me)
-        .expect("a member of the top group");
-    let (collective, name) = top_allreduce(spec, g, layout.count, layout.extent);
-    tracing::trace!("top group of {g}: allreduce by {name}");
-    let exec = Executor::new(
-        Layout {
-            size: layout.size,
-            extent: layout.extent,
-        },
-        tag,
-    );
-    let extent = layout.extent;
-    let size = layout.size;
+        .expect("a member of the group");
+    let (size, extent) = (layout.size, layout.extent);
+    let mut failed = None;
     let combine = |incoming: &[u8], mine: &mut [u8], order: Order| {
+        let Some(comb) = comb else {
+            failed = Some("a schedule without an operation combined".to_owned());
+            return;
+        };
         // Whole elements: the last one may end at its data bytes.
         let n = (incoming.len() + extent - size) / extent;
         // SAFETY: both slices hold n elements laid out by `layout`.
@@ -194,7 +189,30 @@ pub fn run_top_allreduce(
             }
         }
     };
-    match exec.run(&collective.schedule_of(idx), acc, &mut pml, combine) {
+    Executor::new(layout, tag).run(&collective.schedule_of(idx), buf, &mut pml, combine)?;
+    failed.map_or(Ok(()), Err)
+}
+
+/// Runs the top group's Allreduce on `acc` (this member's partial result,
+/// `layout.count` elements) over the PML among `pml.members`; true when
+/// every transfer worked.
+pub fn run_top_allreduce(
+    pml: Pml,
+    me: usize,
+    spec: &TopSpec,
+    layout: &ReduceLayout,
+    comb: &Combiner,
+    tag: i32,
+    acc: &mut [u8],
+) -> bool {
+    let g = pml.members.len();
+    let (collective, name) = top_allreduce(spec, g, layout.count, layout.extent);
+    tracing::trace!("top group of {g}: allreduce by {name}");
+    let shape = Layout {
+        size: layout.size,
+        extent: layout.extent,
+    };
+    match run_schedule(pml, me, collective.as_ref(), shape, Some(comb), tag, acc) {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!("top group allreduce ({name}): {e}");

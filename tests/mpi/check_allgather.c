@@ -20,7 +20,7 @@ void t_allgather(const struct cinfo *c, const struct pair *pr, size_t units, int
     struct snap s = pv_snap(C_ALLGATHER);
     MPI_CHECK(MPI_Allgather(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), (int) rn, rt->dt,
                             c->comm));
-    pv_check_full(C_ALLGATHER, s, e, 0, hier_for(c, units * unit_bytes(pr) * (size_t) p, 1));
+    pv_check_full(C_ALLGATHER, s, e, 0, hier_spanning(c, units * unit_bytes(pr) * (size_t) p));
     buf_check(&sb);
     buf_check(&rb);
     buf_free(&sb);

@@ -15,7 +15,7 @@ void t_barrier_call(const struct cinfo *c)
     enum expect e = expect_hier_call(c, -1, EX_SERVE);
     struct snap s = pv_snap(C_BARRIER);
     MPI_CHECK(MPI_Barrier(c->comm));
-    pv_check_full(C_BARRIER, s, e, 0, hier_for(c, 1, 1));
+    pv_check_full(C_BARRIER, s, e, 0, hier_spanning(c, 1));
 }
 
 /* Rank r sets its flag in a shared window, the barrier, then every flag must
@@ -48,7 +48,7 @@ static void barrier_window(const struct cinfo *c, long iters)
         enum expect e = expect_hier_call(c, -1, EX_SERVE);
         struct snap s = pv_snap(C_BARRIER);
         MPI_CHECK(MPI_Barrier(c->comm));
-        pv_check_full(C_BARRIER, s, e, 0, hier_for(c, 1, 1));
+        pv_check_full(C_BARRIER, s, e, 0, hier_spanning(c, 1));
         MPI_CHECK(MPI_Win_sync(win));
         for (int j = 0; j < p; ++j) {
             int v = __atomic_load_n((int *) (base + 64 * j), __ATOMIC_ACQUIRE);

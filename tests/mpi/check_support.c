@@ -299,6 +299,13 @@ enum expect expect_call(const struct cinfo *c, long long bytes, enum expect poli
     return policy;
 }
 
+enum hier hier_spanning(const struct cinfo *c, unsigned long long bytes)
+{
+    /* Barrier and Allgather take the hierarchy only across real nodes (on
+     * one node, virtual nodes included, the flat path serves them). */
+    return c->hier && c->multi_node && bytes > 0 ? HIER_IF_SERVED : HIER_NO;
+}
+
 enum hier hier_for(const struct cinfo *c, unsigned long long bytes, int commutative)
 {
     /* sharm finishes a call with nothing to move before choosing a path. */

@@ -168,6 +168,8 @@ enum expect expect_call(const struct cinfo *c, long long bytes, enum expect poli
 /* Whether a Bcast/Reduce/Allreduce of `bytes` bytes on c goes through the
  * hierarchy when served: only commutative operations do (a Bcast is). */
 enum hier hier_for(const struct cinfo *c, unsigned long long bytes, int commutative);
+/* For Barrier and Allgather: hierarchical only across real nodes. */
+enum hier hier_spanning(const struct cinfo *c, unsigned long long bytes);
 /* expect_call for the calls the hierarchy also serves across nodes (Barrier,
  * Allgather). */
 enum expect expect_hier_call(const struct cinfo *c, long long bytes, enum expect policy);
