@@ -392,3 +392,42 @@ fn remapped_allgather_every_algorithm_and_variant() {
         }
     }
 }
+
+/// Papers 001 and 002 across simulated nodes: one process per node makes
+/// every process a node leader, so the top group is the whole communicator
+/// and its Allreduce (form reduce_allreduce_bcast) runs as the forced
+/// schedule over TCP between the "nodes": 4 nodes (lattice 2x2, recursive
+/// doubling, ring), 3 nodes (a prime: the lattice ring is one ring; no torus
+/// for Trinaryx3, which falls back and says so).  The checker's Allreduce
+/// scenario checks every result against independently computed ones.
+#[test]
+fn top_group_allreduce_schedules_across_nodes() {
+    if sim_nodes::skip_unless_available("top_group_allreduce_schedules_across_nodes") {
+        return;
+    }
+    let cases: [(&[usize], &str); 5] = [
+        (&[1, 1, 1, 1], "recursive_doubling"),
+        (&[1, 1, 1, 1], "ring"),
+        (&[1, 1, 1, 1], "lattice_ring"),
+        (&[1, 1, 1], "lattice_ring"),
+        (&[1, 1, 1], "trinaryx3"),
+    ];
+    for (slots, alg) in cases {
+        let (hier, _) = checker_across_nodes(
+            slots,
+            &[
+                "--mca",
+                "coll_sharm_hierarchy_allreduce_algorithm",
+                "reduce_allreduce_bcast",
+                "--mca",
+                "coll_sharm_hierarchy_top_allreduce_algorithm",
+                alg,
+            ],
+            "allreduce",
+        );
+        assert!(
+            hier > 0,
+            "{alg} on {slots:?}: nothing went through the hierarchy"
+        );
+    }
+}
