@@ -42,12 +42,7 @@ fn processor_names_follow_the_layout() {
     let program = procname();
     let job = sim_nodes::job(&LAYOUT, &[], program, &[], Duration::from_secs(60));
     let marker = job.marker.clone();
-    let (out, left) = sim_nodes::run(job).expect("job");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, text, left) = sim_nodes::run_text(job);
     assert!(
         out.status.success(),
         "job failed ({:?}):\n{text}",
@@ -89,12 +84,7 @@ fn a_killed_rank_leaves_nothing_behind() {
         &["--die", "2"],
         Duration::from_secs(60),
     );
-    let (out, left) = sim_nodes::run(job).expect("job");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, text, left) = sim_nodes::run_text(job);
     // The job fails (mpirun reports the signal), and it really got as far
     // as the kill: every rank printed its node first.
     assert!(!out.status.success(), "the job should have failed:\n{text}");
@@ -151,12 +141,7 @@ fn hierarchy_is_built_across_simulated_nodes_with_default_binding() {
         "10",
     ];
     let job = sim_nodes::job(&[2, 2, 2], &opts, &program, &[], Duration::from_secs(120));
-    let (out, left) = sim_nodes::run(job).expect("job");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, text, left) = sim_nodes::run_text(job);
     assert!(
         out.status.success(),
         "job failed ({:?}):\n{text}",
@@ -208,12 +193,7 @@ fn checker_across_nodes(slots: &[usize], mpirun_opts: &[&str], scenarios: &str) 
         &[scenarios, "--alarm", "200"],
         Duration::from_secs(300),
     );
-    let (out, left) = sim_nodes::run(job).expect("job");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, text, left) = sim_nodes::run_text(job);
     assert!(
         out.status.success(),
         "checker failed ({:?}):\n{text}",
@@ -370,12 +350,7 @@ fn remapped_allgather_every_algorithm_and_variant() {
                     &["allgather", "--alarm", "200"],
                     Duration::from_secs(300),
                 );
-                let (out, left) = sim_nodes::run(job).expect("job");
-                let text = format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                let (out, text, left) = sim_nodes::run_text(job);
                 let case = format!("{alg} {remap} on {slots:?} by {map_by}");
                 assert!(out.status.success(), "{case} failed:\n{text}");
                 assert!(left.is_empty(), "{case}: processes left behind: {left:?}");

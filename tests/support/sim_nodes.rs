@@ -178,6 +178,18 @@ pub fn run(mut job: Job) -> Result<(Output, Vec<String>), String> {
     Ok((out, left))
 }
 
+/// Runs `job` (panics if it cannot start); returns its status and output,
+/// stdout and stderr together, and whatever it left behind (killed).
+pub fn run_text(job: Job) -> (Output, String, Vec<String>) {
+    let (out, left) = run(job).expect("job");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out, text, left)
+}
+
 /// For tests: true when simulated nodes are not available and the test
 /// should be skipped; the reason is printed loudly.  With
 /// `SHARM_REQUIRE_SIM_NODES=1` an unavailable machine is a failure instead.
