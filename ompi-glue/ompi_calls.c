@@ -151,20 +151,6 @@ int sharm_glue_recv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t t
     return MCA_PML_CALL(recv(buf, bytes, &ompi_mpi_byte.dt, src, tag, comm, MPI_STATUS_IGNORE));
 }
 
-int sharm_glue_sendrecv(void *comm, const void *sbuf, int32_t sbytes, int32_t dst, void *rbuf,
-                        int32_t rbytes, int32_t src, int32_t tag)
-{
-    ompi_request_t *req;
-    int rc = MCA_PML_CALL(isend(sbuf, sbytes, &ompi_mpi_byte.dt, dst, tag,
-                                MCA_PML_BASE_SEND_STANDARD, comm, &req));
-    if (OMPI_SUCCESS != rc) {
-        return rc;
-    }
-    rc = MCA_PML_CALL(recv(rbuf, rbytes, &ompi_mpi_byte.dt, src, tag, comm, MPI_STATUS_IGNORE));
-    int wrc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
-    return OMPI_SUCCESS != rc ? rc : wrc;
-}
-
 /* Nonblocking point-to-point for the schedule executor (hier/schedule):
  * the request handles stay opaque to Rust and are completed (and freed) by
  * sharm_glue_wait_all. */
@@ -187,18 +173,6 @@ int sharm_glue_wait_all(int32_t count, void **requests)
 {
     return ompi_request_wait_all((size_t) count, (ompi_request_t **) requests,
                                  MPI_STATUSES_IGNORE);
-}
-
-/* Completes request `index` of `count` if any has finished: the index, or
- * -1 when none has (progress is driven once). */
-int32_t sharm_glue_test_any(int32_t count, void **requests)
-{
-    int index = MPI_UNDEFINED, done = 0;
-    if (OMPI_SUCCESS != ompi_request_test_any((size_t) count, (ompi_request_t **) requests,
-                                              &index, &done, MPI_STATUS_IGNORE)) {
-        return -2;
-    }
-    return done && index != MPI_UNDEFINED ? index : -1;
 }
 
 int32_t sharm_glue_tag_bcast(void) { return MCA_COLL_BASE_TAG_BCAST; }

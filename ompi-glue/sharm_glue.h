@@ -196,8 +196,6 @@ int sharm_glue_send(void *comm, const void *buf, int32_t bytes, int32_t dst, int
 int sharm_glue_recv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t tag);
 /* Sends to `dst` and receives from `src` at the same time (no cycle of
  * blocking sends in a ring). */
-int sharm_glue_sendrecv(void *comm, const void *sbuf, int32_t sbytes, int32_t dst, void *rbuf,
-                        int32_t rbytes, int32_t src, int32_t tag);
 /* Tags reserved for collectives (MCA_COLL_BASE_TAG_*). */
 int32_t sharm_glue_tag_bcast(void);
 int32_t sharm_glue_tag_reduce(void);
@@ -264,13 +262,10 @@ int sharm_glue_prev_allgather_bytes(void *module, const void *sbuf, void *rbuf, 
 
 /* ---- nonblocking point-to-point (schedule executor) ---- */
 /* Post a byte transfer; NULL on failure.  Requests are completed and freed by
- * sharm_glue_wait_all, or one at a time by sharm_glue_test_any. */
+ * sharm_glue_wait_all. */
 void *sharm_glue_isend(void *comm, const void *buf, int32_t bytes, int32_t dst, int32_t tag);
 void *sharm_glue_irecv(void *comm, void *buf, int32_t bytes, int32_t src, int32_t tag);
 int sharm_glue_wait_all(int32_t count, void **requests);
-/* Index of a finished request (completed, its slot set to the null request),
- * -1 when none has finished yet, -2 on error. */
-int32_t sharm_glue_test_any(int32_t count, void **requests);
 
 /* ---- parameter tables ---- */
 /* Entry `index` of named-value table `table` (kind: which Rust enum decodes

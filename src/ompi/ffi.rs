@@ -112,16 +112,6 @@ extern "C" {
         tag: i32,
     ) -> i32;
     fn sharm_glue_recv(comm: *mut c_void, buf: *mut c_void, bytes: i32, src: i32, tag: i32) -> i32;
-    fn sharm_glue_sendrecv(
-        comm: *mut c_void,
-        sbuf: *const c_void,
-        sbytes: i32,
-        dst: i32,
-        rbuf: *mut c_void,
-        rbytes: i32,
-        src: i32,
-        tag: i32,
-    ) -> i32;
     fn sharm_glue_tag_bcast() -> i32;
     fn sharm_glue_tag_reduce() -> i32;
 
@@ -409,39 +399,6 @@ impl Comm {
                     self.0,
                     chunk.as_mut_ptr().cast(),
                     chunk.len() as i32,
-                    src as i32,
-                    tag,
-                ) == success()
-            }
-        })
-    }
-
-    /// Sends `out` to `dst` while receiving `into` from `src`.  Messages of
-    /// 2 GiB and more move in pieces below 2^31 bytes (the PML's count is an
-    /// int): piece k of `out` pairs with piece k of the partner's `into`,
-    /// which is cut at the same boundaries because it is the same message.
-    pub fn sendrecv(self, out: &[u8], dst: usize, into: &mut [u8], src: usize, tag: i32) -> bool {
-        const PIECE: usize = i32::MAX as usize;
-        let pieces = out
-            .len()
-            .div_ceil(PIECE)
-            .max(into.len().div_ceil(PIECE))
-            .max(1);
-        let mut into_pieces = into.chunks_mut(PIECE);
-        let mut out_pieces = out.chunks(PIECE);
-        (0..pieces).all(|_| {
-            let o = out_pieces.next().unwrap_or(&[]);
-            let i = into_pieces.next().unwrap_or(&mut []);
-            // SAFETY: valid byte ranges below 2^31 bytes; the call completes
-            // both transfers before returning.
-            unsafe {
-                sharm_glue_sendrecv(
-                    self.0,
-                    o.as_ptr().cast(),
-                    o.len() as i32,
-                    dst as i32,
-                    i.as_mut_ptr().cast(),
-                    i.len() as i32,
                     src as i32,
                     tag,
                 ) == success()
