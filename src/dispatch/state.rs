@@ -74,14 +74,13 @@ fn admit(args: &Args, f: usize) -> Result<Prepared, Refusal> {
     let Args::Reduction(r) = args else {
         return Ok(Prepared::default());
     };
-    let info = r.dtype.info();
     let total = i32::try_from(r.total).map_err(|_| {
         format!(
             "{} elements in all exceed the 32-bit count sharm handles",
             r.total
         )
     })?;
-    ReduceLayout::classify(&info, total, r.op.intrinsic(), f)
+    ReduceLayout::classify(&r.info, total, r.op.intrinsic(), f)
         .map(|layout| Prepared {
             layout: Some(layout),
         })

@@ -10,7 +10,7 @@
 use std::ffi::c_void;
 
 use crate::ompi::dtype;
-use crate::ompi::ffi::{self, Call, Dtype, Op};
+use crate::ompi::ffi::{self, Call, Dtype, DtypeInfo, Op};
 use crate::ompi::payload::{RootSide, TypedBuf};
 
 /// Collective operations, in the order of `enum sharm_coll` in sharm_glue.h.
@@ -110,6 +110,8 @@ pub struct ReductionArgs {
     pub sbuf: Option<*const u8>,
     pub rbuf: *mut u8,
     pub dtype: Dtype,
+    /// The datatype's geometry, asked of Open MPI once per call.
+    pub info: DtypeInfo,
     pub op: Op,
     pub root: usize,
     /// Elements of each process's result slice (Reduce_scatter(_block) only).
@@ -203,6 +205,7 @@ impl<'a> Args<'a> {
                     sbuf: (!in_place(call.sbuf)).then_some(call.sbuf.cast()),
                     rbuf: call.rbuf.cast(),
                     dtype: rdt,
+                    info: rdt.info(),
                     op: Op(call.op),
                     root,
                     slices,
@@ -244,30 +247,31 @@ impl<'a> Args<'a> {
     /// for a size beyond u64, and for Barrier, which moves no data and is
     /// never empty).
     pub fn shared_bytes(&self, me: usize, p: usize) -> Option<u64> {
-        let bytes_of = |n: i32, dt: Dtype| dtype::message_bytes(&dt.info(), n);
+        // The typed buffers carry their geometry: no second question to Open MPI.
+        let bytes_of = |b: &TypedBuf| dtype::message_bytes(b.info(), b.count);
         let times_p = |b: Option<u64>| b.and_then(|b| b.checked_mul(p as u64));
         match self {
             Args::Barrier => None,
             Args::Bcast { buf, .. } => dtype::message_bytes(buf.info(), buf.count),
             Args::Reduction(r) => {
                 let n = i32::try_from(r.total).ok()?;
-                dtype::message_bytes(&r.dtype.info(), n)
+                dtype::message_bytes(&r.info, n)
             }
             Args::Movement(m) => match m.coll {
                 Coll::Gather => times_p(if me == m.root {
-                    bytes_of(m.recv.count, m.recv.dtype)
+                    bytes_of(&m.recv)
                 } else {
-                    bytes_of(m.send.count, m.send.dtype)
+                    bytes_of(&m.send)
                 }),
                 Coll::Scatter => times_p(if me == m.root {
-                    bytes_of(m.send.count, m.send.dtype)
+                    bytes_of(&m.send)
                 } else {
-                    bytes_of(m.recv.count, m.recv.dtype)
+                    bytes_of(&m.recv)
                 }),
                 Coll::Allgather | Coll::Alltoall => times_p(if m.send_in_place {
-                    bytes_of(m.recv.count, m.recv.dtype)
+                    bytes_of(&m.recv)
                 } else {
-                    bytes_of(m.send.count, m.send.dtype)
+                    bytes_of(&m.send)
                 }),
                 Coll::Allgatherv => {
                     let (counts, _) = m.recv_side.counts?;
