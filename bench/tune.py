@@ -25,6 +25,7 @@ Method (why):
 
 import argparse
 import datetime
+import json
 import math
 import os
 import re
@@ -119,11 +120,9 @@ class Runner:
         self.bench = os.path.join(self.bin, "sharm_bench")
         subprocess.run(["mpicc.openmpi", "-O2", "-o", self.bench,
                         os.path.join(HERE, "sharm_bench.c")], check=True)
-        with open(os.path.join(self.bin, "p2p.c"), "w") as f:
-            f.write(P2P_PROBE)
-        self.p2p = os.path.join(self.bin, "p2p")
-        subprocess.run(["mpicc.openmpi", "-O2", "-o", self.p2p,
-                        os.path.join(self.bin, "p2p.c")], check=True)
+        self.state_probe = os.path.join(self.bin, "machine_state")
+        subprocess.run(["mpicc.openmpi", "-O2", "-pthread", "-o", self.state_probe,
+                        os.path.join(HERE, "machine_state.c")], check=True)
 
     def mpirun(self, np_, mca, program):
         cmd = ["mpirun.openmpi", "--allow-run-as-root", "-np", str(np_)]
@@ -184,63 +183,44 @@ class Runner:
         numa = len([d for d in os.listdir("/sys/devices/system/node")
                     if re.fullmatch(r"node\d+", d)]) if os.path.isdir(
             "/sys/devices/system/node") else 1
-        memcpy = {}
-        res = subprocess.run([self.bench, "--memcpy"], capture_output=True, text=True)
-        for m in re.finditer(r"MEMCPY bytes=(\d+) gbps=([\d.]+)", res.stdout):
-            memcpy[int(m.group(1))] = float(m.group(2))
-        mem = ", ".join(f"{size_name(b)} {g:.1f}" for b, g in sorted(memcpy.items()))
-        res = subprocess.run(self.mpirun(2, [("coll", "^sharm")], [self.p2p]),
-                             capture_output=True, text=True, env=ENV, timeout=120)
-        m = re.search(r"P2P lat8_us=([\d.]+) bw1m_gbps=([\d.]+)", res.stdout)
-        p2p = (f"8 B latency {m.group(1)} us, 1 MiB {m.group(2)} GB/s" if m
-               else "not measured (probe failed)")
         return [
             f"date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
             f"machine: {cpu}; {self.cores} cores online; {numa} NUMA node(s); "
             f"{os.uname().release}",
-            f"state at start: single-core memcpy GB/s: {mem or 'not measured'}",
-            f"state at start: point to point (Open MPI pml, np=2, ping-pong probe inline in "
-            f"bench/tune.py): {p2p}",
+        ] + self.probe_state()
+
+    def probe_state(self):
+        """The state of this VM now, as the benchmark measures it
+        (bench/machine_state.c, see bench/README.md): which copy path is
+        fast changes between launches, and the rules with it."""
+        local = subprocess.run([self.state_probe, "local"], capture_output=True, text=True,
+                               timeout=120).stdout
+        pick = {k: {} for k in ("MEMCPY", "XCOPY")}
+        for m in re.finditer(r"^(MEMCPY|XCOPY) bytes=(\d+) gbps=([\d.]+)", local, re.M):
+            pick[m.group(1)][int(m.group(2))] = float(m.group(3))
+        rtt = re.search(r"^LINE_RTT ns=([\d.]+)", local, re.M)
+        p2p = {}
+        for mech in ("cma", "none"):
+            res = subprocess.run(
+                self.mpirun(2, [("coll", "^sharm"), ("btl_vader_single_copy_mechanism", mech)],
+                            [self.state_probe, "p2p", "--sizes", "4M"]),
+                capture_output=True, text=True, env=ENV, timeout=120)
+            m = re.search(r"^P2P bytes=4194304 gbps=([\d.]+)", res.stdout, re.M)
+            p2p[mech] = f"{float(m.group(1)):.1f}" if m else "not measured"
+
+        def gbps(kind, b):
+            g = pick[kind].get(b)
+            return f"{g:.1f}" if g is not None else "not measured"
+        return [
+            f"state at start: memcpy 4 MiB {gbps('MEMCPY', 4 << 20)} GB/s; cross-core copy "
+            f"4 MiB {gbps('XCOPY', 4 << 20)} GB/s; cache-line round trip "
+            f"{rtt.group(1) + ' ns' if rtt else 'not measured'}",
+            f"state at start: point to point 4 MiB (Open MPI vader, np=2): two copies "
+            f"{p2p['none']} GB/s, CMA single copy {p2p['cma']} GB/s",
         ]
 
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-
-# Point-to-point probe (the machine-state probe bench/machine_state.c is
-# written elsewhere; until it is merged this small ping-pong stands in).
-P2P_PROBE = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-static double pingpong(int me, char *buf, int n, int reps) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t = MPI_Wtime();
-    for (int i = 0; i < reps; i++) {
-        if (me == 0) {
-            MPI_Send(buf, n, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(buf, n, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else {
-            MPI_Recv(buf, n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(buf, n, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-        }
-    }
-    return (MPI_Wtime() - t) / (2.0 * reps);
-}
-int main(int argc, char **argv) {
-    int me;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    char *buf = calloc(1 << 20, 1);
-    pingpong(me, buf, 8, 1000);
-    double lat = pingpong(me, buf, 8, 10000);
-    pingpong(me, buf, 1 << 20, 10);
-    double t = pingpong(me, buf, 1 << 20, 100);
-    if (me == 0) printf("P2P lat8_us=%.3f bw1m_gbps=%.2f\n", lat * 1e6, (1 << 20) / t / 1e9);
-    free(buf);
-    MPI_Finalize();
-    return 0;
-}
-"""
 
 
 def configs(np_, ops):
@@ -361,11 +341,13 @@ def entries(op, row, sizes):
     return out
 
 
-def rules_text(op, choice, nps, sizes):
+def rules_text(op, choice, nps, sizes, open_end=True):
+    """`open_end`: the last measured np covers all larger counts (np>=);
+    else it stops there."""
     blocks = []  # [(np lo, np hi or None, entries)]
     for i, np_ in enumerate(nps):
         lo = 2 if i == 0 else np_
-        hi = nps[i + 1] - 1 if i + 1 < len(nps) else None
+        hi = nps[i + 1] - 1 if i + 1 < len(nps) else (None if open_end else np_)
         ent = entries(op, choice[(op, np_)], sizes)
         if blocks and blocks[-1][2] == ent:
             blocks[-1] = (blocks[-1][0], hi, ent)
@@ -538,6 +520,9 @@ def tune(args, runner):
     with open(args.output, "w") as f:
         f.write("\n".join(lines) + "\n")
     write_csv(runner.work, data)
+    with open(os.path.join(runner.work, "run.json"), "w") as f:
+        json.dump({"state": state, "cores": runner.cores, "np": nps, "sizes": sizes,
+                   "ops": ops, "repeat": args.repeat, "margin": args.margin}, f, indent=1)
     pngs = plot(runner.work, choice, ops, nps, sz)
     print("\n".join(lines))
     print(f"\nwrote {args.output}; raw launches, results.csv and plots in {runner.work}")
@@ -603,6 +588,72 @@ def check(args, runner):
     return 0 if fits == total and total else 1
 
 
+def read_run(work):
+    """A finished tuning run's grid, state and timings (tune() wrote them)."""
+    with open(os.path.join(work, "run.json")) as f:
+        run = json.load(f)
+    data = {}
+    with open(os.path.join(work, "results.csv")) as f:
+        next(f)
+        for line in f:
+            op, np_, b, lab, rep, us = line.strip().split(",")
+            cell = data.setdefault((op, int(np_), int(b)), {})
+            xs = cell.setdefault(lab, [None] * run["repeat"])
+            xs[int(rep) - 1] = float(us)
+    return run, data
+
+
+def derive(dirs, margin, output):
+    """Built-in rules from several tuning runs (ideally in different states
+    of the machine): a cell leaves the built-in heuristics only when every
+    run chose the same challenger, each by the margin.  Process counts above
+    a run's core count are left out: oversubscribed timings describe this
+    small VM, not a machine where every process has its core."""
+    runs = [read_run(d) for d in dirs]
+    if len(runs) < 2:
+        log("tune: --derive with one run: nothing to cross-check (give two or more)")
+    nps = sorted(set.intersection(*[{n for n in r["np"] if n <= r["cores"]} for r, _ in runs]))
+    sizes = sorted(set.intersection(*[set(r["sizes"]) for r, _ in runs]))
+    ops = [o for o in OPS if all(o in r["ops"] for r, _ in runs)]
+    if not nps or not sizes:
+        sys.exit("tune: --derive: the runs share no process count (with a core each) or size")
+    lines = ["# sharm built-in rules derived by ci/tune.sh --derive from "
+             f"{len(runs)} run(s); margin {margin}%; np {','.join(map(str, nps))}; "
+             f"sizes {','.join(size_name(b) for b in sizes)}"]
+    for d, (r, _) in zip(dirs, runs):
+        lines.append(f"# run {os.path.basename(os.path.normpath(d))}:")
+        lines += [f"#   {x}" for x in r["state"]]
+    texts = {}
+    for op in ops:
+        sz = [0] if op == "barrier" else sizes
+        per_run = [decide(data, nps, [op], sz, margin / 100) for _, data in runs]
+        agreed = {}
+        for np_ in nps:
+            rows = [c[(op, np_)] for c in per_run]
+            agreed[(op, np_)] = [row[0] if len(set(row)) == 1 else "auto"
+                                 for row in zip(*rows)]
+            for i, b in enumerate(sz):
+                picks = [row[i] for row in rows]
+                if len(set(picks)) > 1 or picks[0] != "auto":
+                    gains_ = []
+                    for _, data in runs:
+                        cell = data.get((op, np_, b), {})
+                        r = paired_ratios(cell.get("auto", []), cell.get(picks[0], []))
+                        gains_.append(f"{statistics.median(r):.2f}x" if r else "-")
+                    verdict = "agreed" if agreed[(op, np_)][i] != "auto" else "disagree: auto kept"
+                    lines.append(f"#   {op} np={np_} {size_name(b)}: "
+                                 f"{' / '.join(picks)} ({verdict}; first pick's gain per run "
+                                 f"{' / '.join(gains_)})")
+        texts[op] = rules_text(op, agreed, nps, sz, open_end=False)
+        lines.append(f"coll_sharm_{op}_rules = {texts[op]}" if texts[op]
+                     else f"# coll_sharm_{op}_rules: the built-in heuristics kept everywhere")
+    with open(output, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nwrote {output}")
+    return texts
+
+
 def selftest():
     """Checks the decisions on synthetic timings and prints the rules texts
     and lookups (tests/rules.rs parses them with the Rust parser and compares
@@ -645,6 +696,30 @@ def selftest():
         for np_ in (2, 3, 4, 9):
             for b in (0, 8, 2047, 2048, 100000, 262143, 262144, 1 << 30):
                 print(f"LOOKUP {op} {np_} {b} {lookup(t, np_, b) or 'none'}")
+    # --derive keeps a cell only where every run chose the same challenger,
+    # and never derives process counts above the cores of a run.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = []
+        for run, fast in (("a", {8: "allgather", 65536: "knomial"}),
+                          ("b", {8: "allgather", 65536: "linear"})):
+            d = os.path.join(tmp, run)
+            os.makedirs(d)
+            cell_data = {}
+            for np_ in (2, 4):
+                for b in (8, 65536):
+                    t = {"auto": 1.0, "linear": 1.0, "knomial": 1.0, "allgather": 1.0,
+                         "reduce_scatter_allgather": 1.0}
+                    t[fast[b]] = 0.7
+                    cell_data[("allreduce", np_, b)] = cell(t)
+            write_csv(d, cell_data)
+            with open(os.path.join(d, "run.json"), "w") as f:
+                json.dump({"state": [f"state of run {run}"], "cores": 2, "np": [2, 4],
+                           "sizes": [8, 65536], "ops": ["allreduce"], "repeat": reps,
+                           "margin": 5.0}, f)
+            dirs.append(d)
+        texts = derive(dirs, 5.0, os.path.join(tmp, "built-in.conf"))
+        assert texts == {"allreduce": "np=2: 0-1023 allgather"}, texts
     print("tune selftest: OK")
 
 
@@ -664,6 +739,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per launch")
     ap.add_argument("--out", default="tune-results", help="work directory")
     ap.add_argument("--check", metavar="FILE", help="re-measure a sample of FILE's cells")
+    ap.add_argument("--derive", metavar="DIR", nargs="+",
+                    help="built-in rules from the work directories (--out) of finished runs: "
+                         "cells where every run chose the same algorithm")
     args = ap.parse_args()
     grid = QUICK if args.quick else FULL
     args.np_given, args.sizes_given = args.np, args.sizes
@@ -677,6 +755,9 @@ def main():
     if args.repeat < 1:
         sys.exit("tune: --repeat must be at least 1")
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    if args.derive:
+        derive(args.derive, args.margin, args.output)
+        return
     runner = Runner(args)
     runner.prepare()
     if args.check:

@@ -13,6 +13,8 @@ mod support;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+use mca_coll_sharm::ompi::call::Coll;
+use mca_coll_sharm::ompi::rules::RawRules;
 use std::path::PathBuf;
 use support::OMPI_COMPONENTS;
 
@@ -22,6 +24,12 @@ static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
 /// Runs rules_check on `np` processes with `mca`; panics unless it passed.
 /// Returns stdout + stderr.
 fn mpirun(np: usize, mca: &[(&str, &str)]) -> String {
+    mpirun_sizes(np, mca, &[])
+}
+
+/// As `mpirun`, with rules_check's message sizes in bytes (its defaults when
+/// empty).
+fn mpirun_sizes(np: usize, mca: &[(&str, &str)], sizes: &[u64]) -> String {
     let (components, program) =
         match SETUP.get_or_init(|| support::prepare("rules-tests", "rules_check")) {
             Ok(s) => s,
@@ -40,6 +48,7 @@ fn mpirun(np: usize, mca: &[(&str, &str)]) -> String {
         cmd.args(["--mca", k, v]);
     }
     cmd.arg(program)
+        .args(sizes.iter().map(|b| b.to_string()))
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .stdin(Stdio::null());
@@ -128,7 +137,7 @@ fn a_rule_changes_the_algorithm_that_runs() {
         has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
         "{out}"
     );
-    assert!(!has(&out, "of coll_sharm_allreduce_rules"), "{out}");
+    assert!(!has(&out, "of coll_sharm_allreduce_rules:"), "{out}");
     assert!(
         !has(&out, "MPI_Allreduce on 2 processes runs Knomial"),
         "{out}"
@@ -139,7 +148,7 @@ fn a_rule_changes_the_algorithm_that_runs() {
         2,
         &[verbose, ("coll_sharm_allreduce_rules", "np>=3: 0- knomial")],
     );
-    assert!(!has(&out, "of coll_sharm_allreduce_rules"), "{out}");
+    assert!(!has(&out, "of coll_sharm_allreduce_rules:"), "{out}");
     assert!(
         has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
         "{out}"
@@ -252,4 +261,66 @@ fn the_tuners_rules_parse_alike_in_rust() {
         }
     }
     assert!(lookups >= 50, "only {lookups} lookups compared:\n{text}");
+}
+
+/// The rules built into sharm (src/ompi/built-in-rules.conf, derived by
+/// `ci/tune.sh --derive`) decide the calls they cover when the user gave no
+/// rule, say so at verbose 100, and a user's rule still wins over them.
+#[test]
+fn built_in_rules_decide_when_the_user_gave_none() {
+    // The built-in entries rules_check can exercise at np=2 (Allreduce,
+    // Bcast, Reduce): a size inside each entry's range, a multiple of 4.
+    let ops = [
+        (Coll::Allreduce, "MPI_Allreduce", "allreduce"),
+        (Coll::Bcast, "MPI_Bcast", "bcast"),
+        (Coll::Reduce, "MPI_Reduce", "reduce"),
+    ];
+    let table = RawRules::built_in();
+    let mut sizes: Vec<u64> = table.entries[..table.count as usize]
+        .iter()
+        .filter(|r| ops.iter().any(|o| o.0 as u8 == r.coll))
+        .filter(|r| (r.np_lo..=r.np_hi).contains(&2))
+        .map(|r| (r.lo.max(4).div_ceil(4) * 4).min(16 << 20))
+        .filter(|b| *b >= 4)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert!(
+        !sizes.is_empty(),
+        "src/ompi/built-in-rules.conf has no Allreduce/Bcast/Reduce entry for np=2: \
+         this test has nothing to exercise; extend it to the operations the file covers"
+    );
+    let out = mpirun_sizes(2, &[("coll_sharm_verbose", "100")], &sizes);
+    for (coll, call, name) in ops {
+        for &bytes in &sizes {
+            let said = format!("{call}: {bytes} bytes on 2 processes: rule");
+            match table.lookup(coll, 2, bytes) {
+                Some(r) => assert!(
+                    has(
+                        &out,
+                        &format!(
+                            "{said} {}.{} of coll_sharm_{name}_rules built into sharm: {:?}",
+                            r.block, r.entry, r.algorithm
+                        )
+                    ),
+                    "{said}: built-in rule expected\n{out}"
+                ),
+                None => assert!(!has(&out, &said), "{said}: no rule expected\n{out}"),
+            }
+        }
+    }
+    // A user's rule for the same cells wins over the built-in ones.
+    let out = mpirun_sizes(
+        2,
+        &[
+            ("coll_sharm_verbose", "100"),
+            ("coll_sharm_allreduce_rules", "0- linear"),
+        ],
+        &sizes,
+    );
+    assert!(
+        !has(&out, "of coll_sharm_allreduce_rules built into sharm"),
+        "{out}"
+    );
+    assert!(has(&out, "of coll_sharm_allreduce_rules: Linear"), "{out}");
 }

@@ -4,6 +4,7 @@
 //! (`dtype`, `payload`).  Nothing here knows about shared memory or
 //! algorithms; every other layer reaches Open MPI only through this one.
 
+pub mod builtin_rules;
 pub mod call;
 pub mod combine;
 pub mod dtype;

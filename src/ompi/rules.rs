@@ -26,8 +26,9 @@
 //! operation's rules are ignored as a whole.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
+use crate::ompi::builtin_rules;
 use crate::ompi::call::Coll;
 use crate::ompi::params::{self, Algorithm};
 
@@ -141,6 +142,20 @@ impl RawRules {
             .map(|(name, _, _)| crate::ompi::ffi::rules_text(name))
             .collect();
         RawRules::compile(&texts)
+    }
+
+    /// The built-in rules (`builtin_rules`), compiled once.  The
+    /// texts are compiled into the plugin, so every process has the same
+    /// table without a broadcast.
+    pub fn built_in() -> &'static RawRules {
+        static TABLE: OnceLock<RawRules> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            let texts: Vec<String> = RULED
+                .iter()
+                .map(|(name, _, _)| builtin_rules::text(name).to_string())
+                .collect();
+            RawRules::compile(&texts)
+        })
     }
 
     /// The parameter name's operation part for `coll` ("allreduce").
@@ -452,6 +467,24 @@ mod tests {
             .iter()
             .map(|(n, _, _)| if *n == op { text.into() } else { String::new() })
             .collect()
+    }
+
+    /// The built-in texts (src/ompi/built-in-rules.conf) parse, and every
+    /// entry fits the table.
+    #[test]
+    fn built_in_rules_parse() {
+        let mut entries = 0;
+        for (name, coll, algs) in RULED {
+            let text = builtin_rules::text(name);
+            if text.is_empty() {
+                continue;
+            }
+            match parse(text, algs) {
+                Ok(blocks) => entries += flatten(coll, &blocks).len(),
+                Err(e) => panic!("built-in {name} rules: {} at {}", e.what, e.pos + 1),
+            }
+        }
+        assert_eq!(RawRules::built_in().count as usize, entries);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::ompi::call::Coll;
 use crate::ompi::ffi::{self, RawParams};
 use crate::ompi::params::{Algorithm, Params};
 use crate::ompi::payload::Payload;
-use crate::ompi::rules::RawRules;
+use crate::ompi::rules::{RawRules, Ruled};
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::layout::Layout;
 use crate::shm::queue::{Pos, Queues, Readers, Writer};
@@ -218,10 +218,13 @@ impl Shared {
     /// The algorithm of one call of `coll` moving `bytes` bytes (the size
     /// every process knows alike; None: there is none, e.g. a v-variant):
     /// the forced `coll_sharm_<op>_algorithm`, else the first matching
-    /// `coll_sharm_<op>_rules` entry, else `Auto` (the caller's built-in
-    /// rules).  Also sets the call's radix and pipeline fragment (a rule's
-    /// options, else the parameters), which `tree_links` and `cut` use until
-    /// the next `choose`; every served operation calls it first.
+    /// `coll_sharm_<op>_rules` entry, else the built-in rules
+    /// (`ompi::builtin_rules`), else `Auto` (the caller's own heuristics).
+    /// A user's entry whose algorithm is `auto` keeps its options and takes
+    /// the algorithm from the built-in rules.  Also sets the call's radix
+    /// and pipeline fragment (a rule's options, else the parameters), which
+    /// `tree_links` and `cut` use until the next `choose`; every served
+    /// operation calls it first.
     pub fn choose(&mut self, coll: Coll, bytes: Option<usize>) -> Algorithm {
         self.tuning = (self.params.radix, None);
         let forced = self.params.algorithm(coll);
@@ -231,14 +234,29 @@ impl Shared {
         let Some(bytes) = bytes else {
             return Algorithm::Auto;
         };
-        let Some(rule) = self.rules.lookup(coll, self.p, bytes as u64) else {
-            return Algorithm::Auto;
+        let built_in = || RawRules::built_in().lookup(coll, self.p, bytes as u64);
+        let (rule, origin) = match self.rules.lookup(coll, self.p, bytes as u64) {
+            Some(user) if user.algorithm != Algorithm::Auto => (user, ""),
+            Some(user) => match built_in() {
+                Some(b) => (
+                    Ruled {
+                        algorithm: b.algorithm,
+                        ..user
+                    },
+                    " (algorithm from the built-in rules)",
+                ),
+                None => (user, ""),
+            },
+            None => match built_in() {
+                Some(b) => (b, " built into sharm"),
+                None => return Algorithm::Auto,
+            },
         };
         let (s, f) = (self.queues.layout().s, self.fragment());
         let width = rule.frag.map(|b| fragment_width(b, s, f));
         self.tuning = (rule.radix.unwrap_or(self.params.radix), width);
         trace!(
-            "{}: {bytes} bytes on {} processes: rule {}.{} of coll_sharm_{}_rules: {:?}, radix {}, fragment {}",
+            "{}: {bytes} bytes on {} processes: rule {}.{} of coll_sharm_{}_rules{origin}: {:?}, radix {}, fragment {}",
             coll.name(),
             self.p,
             rule.block,

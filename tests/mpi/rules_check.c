@@ -57,11 +57,23 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     /* Sizes: one Allgather-sized (8 B), one mid (64 KiB), one streamed in
-     * wide fragments (1 MiB). */
-    const int sizes[] = {8, 64 * 1024, 1024 * 1024};
+     * wide fragments (1 MiB); or the byte counts given as arguments
+     * (multiples of 4: the data are floats). */
+    int sizes[16] = {8, 64 * 1024, 1024 * 1024}, nsizes = 3;
+    if (argc > 1) {
+        nsizes = 0;
+        for (int a = 1; a < argc && nsizes < 16; a++) {
+            int b = atoi(argv[a]);
+            if (b <= 0 || b % 4 != 0) {
+                if (me == 0) fprintf(stderr, "rules_check: bad size '%s'\n", argv[a]);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            sizes[nsizes++] = b;
+        }
+    }
     MPI_Comm dup;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < nsizes; s++) {
         run(MPI_COMM_WORLD, sizes[s]);
         run(dup, sizes[s]);
     }
