@@ -280,8 +280,27 @@ fn bcast_group(
     }
 }
 
-/// Reduces up the chain over `levels` groups (all when None).  Returns whether
-/// this process holds the result of its last group afterwards.
+/// Walks up the first `upto` groups of the chain, running `step(level,
+/// group, me)` at each, which returns whether this process leads the group
+/// (and so goes on up).  Returns whether it reached the top of the walk,
+/// None when a step failed.  Everything that climbs (Reduce, the gathers of
+/// Barrier and Allgather) climbs this way.
+pub(crate) fn walk_up(
+    chain: &mut Chain,
+    upto: usize,
+    mut step: impl FnMut(usize, &mut Group, usize) -> Option<bool>,
+) -> Option<bool> {
+    let me = chain.me;
+    for (level, group) in chain.groups.iter_mut().take(upto).enumerate() {
+        if !step(level, group, me)? {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
+/// Reduces up the chain over its first `upto` groups.  Returns whether this
+/// process holds the result of its last group afterwards.
 fn reduce_up(
     comm: Comm,
     chain: &mut Chain,
@@ -289,13 +308,9 @@ fn reduce_up(
     alg: GroupAlgorithm,
     ops: &mut Operands,
 ) -> Option<bool> {
-    let me = chain.me;
-    for group in chain.groups.iter_mut().take(upto) {
-        if !reduce_group(comm, group, me, alg, ops)? {
-            return Some(false);
-        }
-    }
-    Some(true)
+    walk_up(chain, upto, |_, group, me| {
+        reduce_group(comm, group, me, alg, ops)
+    })
 }
 
 /// Broadcasts down the chain from its group number `from` (top first).

@@ -12,13 +12,14 @@
 //!   the node leader ... broadcast from it"; between the leaders it is a
 //!   gather to rank 0 and a broadcast (flat, binomial or ring, as for Bcast).
 
-use crate::hier::chain::{bcast_down, gather_group, Chain};
+use crate::hier::chain::{bcast_down, gather_group, walk_up, Chain};
 use crate::ompi::ffi::Comm;
 use crate::ompi::params::GroupAlgorithm;
 
-/// Climbs the chain: at each of this process's groups it sends `mine(level)`
-/// to the leader, or, leading, receives member j's `sizes(level, j)` bytes
-/// and hands them to `place(level, j, bytes)`.  Returns false on a transfer error.
+/// Climbs the chain (`chain::walk_up`): at each of this process's groups it
+/// sends `mine(level)` to the leader, or, leading, receives member j's
+/// `sizes(level, j)` bytes and hands them to `place(level, j, bytes)`.
+/// Returns false on a transfer error.
 fn climb(
     comm: Comm,
     chain: &mut Chain,
@@ -26,8 +27,8 @@ fn climb(
     mut sizes: impl FnMut(usize, usize) -> usize,
     mut place: impl FnMut(usize, usize, &[u8]),
 ) -> bool {
-    let me = chain.me;
-    for (level, group) in chain.groups.iter_mut().enumerate() {
+    let levels = chain.groups.len();
+    walk_up(chain, levels, |level, group, me| {
         let out = mine(level);
         let mut into: Vec<Vec<u8>> = (0..group.members.len())
             .map(|j| {
@@ -38,17 +39,15 @@ fn climb(
                 }
             })
             .collect();
-        match gather_group(comm, group, me, &out, &mut into) {
-            None => return false,
-            Some(false) => return true,
-            Some(true) => {
-                for (j, bytes) in into.iter().enumerate().skip(1) {
-                    place(level, j, bytes);
-                }
+        let leads = gather_group(comm, group, me, &out, &mut into)?;
+        if leads {
+            for (j, bytes) in into.iter().enumerate().skip(1) {
+                place(level, j, bytes);
             }
         }
-    }
-    true
+        Some(leads)
+    })
+    .is_some()
 }
 
 /// Hierarchical Barrier.

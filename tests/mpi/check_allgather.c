@@ -12,10 +12,9 @@ void t_allgather(const struct cinfo *c, const struct pair *pr, size_t units, int
     setctx(c, C_ALLGATHER, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=-%s", st->name, sn,
            rt->name, rn, ip_str(ip));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
-    if (!ip) buf_put(&sb, 0, sn, stream(seed, me, -1), me, TO_BOTH);
+    gather_send_buf(&sb, st, sn, ip, seed, me, -1);
     buf_init(&rb, rt, rn * (size_t) p, SENTINEL, "receive buffer");
-    for (int j = 0; j < p; ++j) buf_put(&rb, (size_t) j * rn, rn, stream(seed, j, -1), j, ip && j == me ? TO_BOTH : TO_IMG);
+    gather_recv_img(&rb, p, NULL, NULL, rn, ip, seed, me, -1);
     enum expect e = expect_hier_call(c, (long long) (units * unit_bytes(pr) * (size_t) p), EX_SERVE);
     struct snap s = pv_snap(C_ALLGATHER);
     MPI_CHECK(MPI_Allgather(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), (int) rn, rt->dt,
@@ -42,12 +41,9 @@ void t_allgatherv(const struct cinfo *c, const struct pair *pr, size_t units, in
     setctx(c, C_ALLGATHERV, "sendtype=%s sendcount=%zu recvtype=%s recvcounts=%s displs=%s root=-%s", st->name,
            sn, rt->name, ints(rc, p), ints(dis, p), ip_str(ip));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
-    if (!ip) buf_put(&sb, 0, sn, stream(seed, me, -1), me, TO_BOTH);
+    gather_send_buf(&sb, st, sn, ip, seed, me, -1);
     buf_init(&rb, rt, total, SENTINEL, "receive buffer");
-    for (int j = 0; j < p; ++j) {
-        buf_put(&rb, (size_t) dis[j], (size_t) rc[j], stream(seed, j, -1), j, ip && j == me ? TO_BOTH : TO_IMG);
-    }
+    gather_recv_img(&rb, p, rc, dis, 0, ip, seed, me, -1);
     enum expect e = expect_call(c, sum * (long long) unit_bytes(pr), EX_SERVE);
     struct snap s = pv_snap(C_ALLGATHERV);
     MPI_CHECK(MPI_Allgatherv(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), rc, dis, rt->dt,

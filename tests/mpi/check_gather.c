@@ -14,12 +14,9 @@ void t_gather(const struct cinfo *c, const struct pair *pr, size_t units, int ro
     setctx(c, C_GATHER, "sendtype=%s sendcount=%zu recvtype=%s recvcount=%zu root=%d%s", st->name, sn,
            rt->name, rn, root, ip_str(in_place));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
-    if (!ip) buf_put(&sb, 0, sn, stream(seed, me, root), me, TO_BOTH);
+    gather_send_buf(&sb, st, sn, ip, seed, me, root);
     buf_init(&rb, rt, rn * (size_t) p, SENTINEL, isroot ? "receive buffer" : "non-root receive buffer (must stay untouched)");
-    for (int j = 0; isroot && j < p; ++j) {
-        buf_put(&rb, (size_t) j * rn, rn, stream(seed, j, root), j, ip && j == me ? TO_BOTH : TO_IMG);
-    }
+    if (isroot) gather_recv_img(&rb, p, NULL, NULL, rn, ip, seed, me, root);
     enum expect e = expect_call(c, (long long) (units * unit_bytes(pr) * (size_t) p), EX_SERVE);
     struct snap s = pv_snap(C_GATHER);
     MPI_CHECK(MPI_Gather(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), (int) rn, rt->dt,
@@ -43,12 +40,9 @@ void t_gatherv(const struct cinfo *c, const struct pair *pr, size_t units, int r
     setctx(c, C_GATHERV, "sendtype=%s sendcount=%zu recvtype=%s recvcounts=%s displs=%s root=%d%s", st->name,
            sn, rt->name, ints(rc, p), ints(dis, p), root, ip_str(in_place));
     struct buf sb, rb;
-    buf_init(&sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
-    if (!ip) buf_put(&sb, 0, sn, stream(seed, me, root), me, TO_BOTH);
+    gather_send_buf(&sb, st, sn, ip, seed, me, root);
     buf_init(&rb, rt, isroot ? total : 4, SENTINEL, isroot ? "receive buffer" : "non-root receive buffer (must stay untouched)");
-    for (int j = 0; isroot && j < p; ++j) {
-        buf_put(&rb, (size_t) dis[j], (size_t) rc[j], stream(seed, j, root), j, ip && j == me ? TO_BOTH : TO_IMG);
-    }
+    if (isroot) gather_recv_img(&rb, p, rc, dis, 0, ip, seed, me, root);
     enum expect e = expect_call(c, -1, EX_SERVE);
     struct snap s = pv_snap(C_GATHERV);
     MPI_CHECK(MPI_Gatherv(ip ? MPI_IN_PLACE : buf_mpi(&sb), (int) sn, st->dt, buf_mpi(&rb), rc, dis, rt->dt,

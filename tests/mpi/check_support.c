@@ -436,3 +436,19 @@ void summary(const char *scenarios, double elapsed)
         MPI_CHECK(MPI_Send(mine, N, MPI_UNSIGNED_LONG_LONG, 0, 99, MPI_COMM_WORLD));
     }
 }
+
+void gather_send_buf(struct buf *sb, const struct mtype *st, size_t sn, int ip, uint64_t seed, int me,
+                     int dst)
+{
+    buf_init(sb, st, ip ? 0 : sn, SEND_BG, "send buffer (must stay unchanged)");
+    if (!ip) buf_put(sb, 0, sn, stream(seed, me, dst), me, TO_BOTH);
+}
+
+void gather_recv_img(struct buf *rb, int p, const int *cnt, const int *dis, size_t n, int ip, uint64_t seed,
+                     int me, int dst)
+{
+    for (int j = 0; j < p; ++j) {
+        size_t at = cnt ? (size_t) dis[j] : (size_t) j * n, len = cnt ? (size_t) cnt[j] : n;
+        buf_put(rb, at, len, stream(seed, j, dst), j, ip && j == me ? TO_BOTH : TO_IMG);
+    }
+}

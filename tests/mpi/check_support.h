@@ -325,6 +325,16 @@ void *buf_mpi(const struct buf *b); /* the address to give MPI */
 /* Writes stream h (from rank src) into elements [e0, e0 + n): into the
  * image (what must be there after the call), the buffer, or both. */
 void buf_put(struct buf *b, size_t e0, size_t n, uint32_t h, int src, int where);
+/* The send buffer of a call gathering blocks (Gather(v), Allgather(v)):
+ * `sn` elements of stream(seed, me, dst), or none when in place. */
+void gather_send_buf(struct buf *sb, const struct mtype *st, size_t sn, int ip, uint64_t seed, int me,
+                     int dst);
+/* The image of a gathering call's receive buffer: block j holds
+ * stream(seed, j, dst) in cnt[j] elements at element dis[j] (cnt NULL: n
+ * elements at j * n).  In place, the caller's own block is there before the
+ * call too. */
+void gather_recv_img(struct buf *rb, int p, const int *cnt, const int *dis, size_t n, int ip, uint64_t seed,
+                     int me, int dst);
 /* The buffer must equal its image, gaps and guard included. */
 void buf_check(const struct buf *b);
 /* Irregular block sizes: zeros, ones, base, a little more or less. */
