@@ -21,6 +21,9 @@ Reads (all written by ci/bench.sh):
                     bench/machine_state output (MEMCPY, LINE_RTT, XCOPY,
                     P2P mech=cma|none lines) before and after the run
   OUT/meta.txt      machine / sweep description
+  OUT/sim-configs.txt  (ci/bench.sh --sim-nodes) each configuration's layout
+                    and what sharm's counters must show (hier, flat, none);
+                    results.txt then also has COUNTERS, REMAP and TREE lines
 Writes:
   OUT/results.csv   op,np,bytes,config,median_us,min_us,mean_us,max_us,
                     span_us,osu_avg_us,iters,status,runs,method,limit_us,
@@ -29,6 +32,10 @@ Writes:
                     runs in different states can be merged and told apart)
                     (status OK, WRONG, FAILED or TIMEOUT)
   OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
+  OUT/sim-counters.csv  (--sim-nodes) sharm's counters per config, op, size
+
+In a simulated-nodes run the report prints its own section instead of the
+single-node tables, and exits 1 when a sharm configuration has no counters.
 
 Exit status 1 if any configuration produced a WRONG result, else 0.
 """
@@ -754,6 +761,16 @@ def sim_report(out, rows):
                           timed("node-group", op, np_, b), ratio(g, f)])
         print_rows(head, lines)
 
+    if cnt:
+        path = os.path.join(out, "sim-counters.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["config", "op", "bytes", "np", "calls"] + COUNTER_KEYS)
+            for n, op, b in cnt:
+                c = counters[(n, op, b)]
+                w.writerow([n, op, b, c["np"], c["calls"]]
+                           + [c[k] for k in COUNTER_KEYS])
+        print(f"\ncounters (sums over ranks and launches): {path}")
     if not_served:
         print("\nsharm calls NOT served as configured (not timed as sharm):")
         for n, op, b, why in not_served:
