@@ -21,6 +21,9 @@ Reads (all written by ci/bench.sh):
                     bench/machine_state output (MEMCPY, LINE_RTT, XCOPY,
                     P2P mech=cma|none lines) before and after the run
   OUT/meta.txt      machine / sweep description
+  OUT/sim-configs.txt  (ci/bench.sh --sim-nodes) each configuration's layout
+                    and what sharm's counters must show (hier, flat, none);
+                    results.txt then also has COUNTERS, REMAP and TREE lines
 Writes:
   OUT/results.csv   op,np,bytes,config,median_us,min_us,mean_us,max_us,
                     span_us,osu_avg_us,iters,status,runs,method,limit_us,
@@ -29,6 +32,10 @@ Writes:
                     runs in different states can be merged and told apart)
                     (status OK, WRONG, FAILED or TIMEOUT)
   OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
+  OUT/sim-counters.csv  (--sim-nodes) sharm's counters per config, op, size
+
+In a simulated-nodes run the report prints its own section instead of the
+single-node tables, and exits 1 when a sharm configuration has no counters.
 
 Exit status 1 if any configuration produced a WRONG result, else 0.
 """
@@ -533,6 +540,248 @@ def write_plots(out, rows):
     return [p for p in pngs if os.path.exists(p)]
 
 
+
+# ---------------------------------------------------------- simulated nodes
+
+SIM_CAVEAT = ("loopback TCP on 2 cores is not a network: the timings across "
+              "simulated nodes show that the transport mix works and what it "
+              "costs here, not what a real network would give; what transfers "
+              "to a real cluster are the message and byte counts per level "
+              "(and the inter-node bytes of the Allgather variants)")
+COUNTER_KEYS = ["served", "fallbacks", "hierarchical", "pml_messages",
+                "pml_bytes", "internode_messages", "internode_bytes",
+                "shm_messages", "shm_bytes"]
+AG_ALGS = {"rd": "RecursiveDoubling", "bruck": "Bruck"}
+
+
+def load_sim(out):
+    """COUNTERS (summed over a config's launches), REMAP and TREE lines, and
+    the configurations' expectations (sim-configs.txt)."""
+    counters = {}   # (config, op, bytes) -> {"calls", "np", keys..., "absent"}
+    remaps = {}     # config -> (plain_blocks, remapped_blocks, variant)
+    trees = defaultdict(list)
+    for line in read_lines(os.path.join(out, "results.txt")):
+        kv = parse_kv(line)
+        if " COUNTERS " in line:
+            key = (kv["config"], kv["op"], int(kv["bytes"]))
+            c = counters.setdefault(key, {"calls": 0, "np": int(kv["np"]),
+                                          "absent": False,
+                                          **{k: 0 for k in COUNTER_KEYS}})
+            c["calls"] += int(kv["calls"])
+            if kv.get("status") != "OK":
+                c["absent"] = True
+                continue
+            for k in COUNTER_KEYS:
+                c[k] += int(kv[k])
+        elif " REMAP " in line:
+            remaps[kv["config"]] = (int(kv["plain_blocks"]),
+                                    int(kv["remapped_blocks"]), kv["variant"])
+        elif " TREE " in line:
+            if kv["line"] not in trees[kv["config"]]:
+                trees[kv["config"]].append(kv["line"])
+    expect = {kv["name"]: kv for kv in
+              (parse_kv(l) for l in
+               read_lines(os.path.join(out, "sim-configs.txt")))}
+    return counters, remaps, trees, expect
+
+
+def served_as_configured(c, how):
+    """None when the counters show every call served as the configuration
+    says (hier: all through the hierarchy; flat: all flat), else why not."""
+    if c is None or c["absent"]:
+        return "no counters (sharm not loaded?)"
+    want = c["calls"] * c["np"]
+    if c["served"] != want:
+        return f"served {c['served']} of {want} calls"
+    if how == "hier" and c["hierarchical"] != want:
+        return f"hierarchy served {c['hierarchical']} of {want} calls"
+    if how == "flat" and c["hierarchical"] != 0:
+        return f"{c['hierarchical']} calls went through the hierarchy"
+    return None
+
+
+def per_call(c, key):
+    """A counter per call of the collective, summed over ranks."""
+    return c[key] / c["calls"] if c and c["calls"] else None
+
+
+def fmt_count(v):
+    if v is None:
+        return "-"
+    if v == int(v):
+        return f"{int(v)}"
+    return f"{v:.1f}"
+
+
+def fmt_bytes(v):
+    if v is None:
+        return "-"
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if v >= 1 << shift:
+            return f"{v / (1 << shift):.2f} {unit}"
+    return f"{v:.0f} B"
+
+
+def print_rows(head, lines):
+    widths = [max(len(r[i]) for r in [head] + lines) for i in range(len(head))]
+    for r in [head] + lines:
+        print("  " + "  ".join(v.rjust(w) for v, w in zip(r, widths)).rstrip())
+
+
+def sim_report(out, rows):
+    """The simulated-nodes section.  Returns the problems that make the run
+    fail: sharm configurations without counters."""
+    counters, remaps, trees, expect = load_sim(out)
+    problems, not_served = [], []
+    sharm_cfgs = [n for n, e in expect.items() if e.get("expect") != "none"]
+    for name in sharm_cfgs:
+        e = expect[name]
+        for key in [k for k in rows if k[3] == name]:
+            c = counters.get((name, key[0], key[2]))
+            if c is None or c["absent"]:
+                problems.append(f"{name} {key[0]} {fmt_size(key[2])}: no "
+                                "counters (sharm's MPI_T variables missing)")
+                continue
+            why = served_as_configured(c, e["expect"])
+            if why:
+                not_served.append((name, key[0], key[2], why))
+    bad = {(n, op, b) for n, op, b, _ in not_served}
+
+    def timed(name, op, np_, b):
+        """The cell of a configuration, never a time for sharm calls that
+        did not go the way the configuration says."""
+        if (name, op, b) in bad:
+            return "NOTSERVED"
+        if name in sharm_cfgs and (name, op, b) not in counters:
+            return "NOCOUNT"
+        return cell(rows.get((op, np_, b, name)))
+
+    print("\n#### Across simulated nodes (ci/bench.sh --sim-nodes)")
+    print("  CAVEAT: " + SIM_CAVEAT)
+    layouts = sorted({e.get("layout") for e in expect.values()})
+    print("  layouts: " + ", ".join(layouts))
+    for name in sorted(trees):
+        if name in ("sharm-hier", "node-group"):
+            print(f"  group tree of {name} (rank 0, verbose 10):")
+            for t in trees[name]:
+                print("    " + t)
+
+    main = [c for c in ("sharm-hier", "tuned", "han")
+            if any(k[3] == c for k in rows)]
+    ops = [op for op in OPS if any(k[0] == op and k[3] in main for k in rows)]
+    for op in ops:
+        keys = sorted({(k[1], k[2]) for k in rows if k[0] == op and k[3] in main})
+        print(f"\n== {op} across nodes (median latency, us; loopback TCP on 2 "
+              "cores is not a network)")
+        head = ["np", "size"] + main
+        if "sharm-hier" in main:
+            head += [f"sharm/{o}" for o in main if o != "sharm-hier"]
+        lines = []
+        for np_, b in keys:
+            line = [str(np_), "-" if op == "barrier" else fmt_size(b)]
+            line += [timed(c, op, np_, b) for c in main]
+            if "sharm-hier" in main:
+                s_ = (None if ("sharm-hier", op, b) in bad
+                      else median_of(rows.get((op, np_, b, "sharm-hier"))))
+                line += [ratio(s_, median_of(rows.get((op, np_, b, o))))
+                         for o in main if o != "sharm-hier"]
+            lines.append(line)
+        print_rows(head, lines)
+
+    # messages and bytes per level, per call (sums over all ranks)
+    cnt = sorted(((n, op, b) for (n, op, b) in counters if n in sharm_cfgs),
+                 key=lambda k: (config_key(k[0]), OPS.index(k[1])
+                                if k[1] in OPS else 99, k[2]))
+    if cnt:
+        print("\n== sharm's MPI_T counters per call (sum over ranks; PML = "
+              "network levels, shm = groups within a node)")
+        head = ["config", "op", "size", "calls", "hier%", "PML msgs",
+                "PML bytes", "inter-node msgs", "inter-node bytes",
+                "shm msgs", "shm bytes"]
+        lines = []
+        for n, op, b in cnt:
+            c = counters[(n, op, b)]
+            want = c["calls"] * c["np"]
+            hier = f"{100 * c['hierarchical'] / want:.0f}%" if want else "-"
+            lines.append([n, op, "-" if op == "barrier" else fmt_size(b),
+                          str(c["calls"]), hier,
+                          fmt_count(per_call(c, "pml_messages")),
+                          fmt_bytes(per_call(c, "pml_bytes")),
+                          fmt_count(per_call(c, "internode_messages")),
+                          fmt_bytes(per_call(c, "internode_bytes")),
+                          fmt_count(per_call(c, "shm_messages")),
+                          fmt_bytes(per_call(c, "shm_bytes"))])
+        print_rows(head, lines)
+
+    ag = sorted((n for n in expect if n.startswith("sharm-ag-")),
+                key=lambda n: (n.split("-")[2], ["none", "exch", "reorder"]
+                               .index(n.split("-")[3])))
+    ag_keys = sorted({(k[1], k[2]) for k in rows if k[0] == "allgather"
+                      and k[3] in ag + main})
+    if ag and ag_keys:
+        print("\n== allgather variants (paper 003) across nodes: median us "
+              "(loopback TCP on 2 cores is not a network) and inter-node "
+              "bytes per call, the figure that transfers to a real cluster")
+        print("  measured = coll_sharm_internode_bytes per call, all ranks; "
+              "rank 0's plan = inter-node blocks x block size without -> with "
+              "remapping (verbose 10; printed for exch/reorder only)")
+        head = ["np", "size", "config", "median_us", "measured inter-node",
+                "plan without remap", "plan with remap", "PML msgs"]
+        lines = []
+        for np_, b in ag_keys:
+            for n in [c for c in main if c != "han"] + ag:
+                r = rows.get(("allgather", np_, b, n))
+                if r is None:
+                    continue
+                c = counters.get((n, "allgather", b))
+                plan = remaps.get(n)
+                lines.append([str(np_), fmt_size(b), n, timed(n, "allgather", np_, b),
+                              fmt_bytes(per_call(c, "internode_bytes")) if c else "-",
+                              fmt_bytes(plan[0] * b) if plan else "-",
+                              fmt_bytes(plan[1] * b) if plan else "-",
+                              fmt_count(per_call(c, "pml_messages")) if c else "-"])
+        print_rows(head, lines)
+
+    node = [c for c in ("node-flat", "node-group") if any(k[3] == c for k in rows)]
+    if len(node) == 2:
+        print("\n== one simulated node: sharm flat vs the node group path "
+              "(hierarchy on: the group's own segment and sharm's queue "
+              "collectives), median us")
+        head = ["op", "np", "size", "node-flat", "node-group", "group/flat"]
+        lines = []
+        for op, np_, b in sorted({(k[0], k[1], k[2]) for k in rows
+                                  if k[3] in node},
+                                 key=lambda k: (OPS.index(k[0]), k[1], k[2])):
+            f = (None if ("node-flat", op, b) in bad
+                 else median_of(rows.get((op, np_, b, "node-flat"))))
+            g = (None if ("node-group", op, b) in bad
+                 else median_of(rows.get((op, np_, b, "node-group"))))
+            lines.append([op, str(np_), fmt_size(b),
+                          timed("node-flat", op, np_, b),
+                          timed("node-group", op, np_, b), ratio(g, f)])
+        print_rows(head, lines)
+
+    if cnt:
+        path = os.path.join(out, "sim-counters.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["config", "op", "bytes", "np", "calls"] + COUNTER_KEYS)
+            for n, op, b in cnt:
+                c = counters[(n, op, b)]
+                w.writerow([n, op, b, c["np"], c["calls"]]
+                           + [c[k] for k in COUNTER_KEYS])
+        print(f"\ncounters (sums over ranks and launches): {path}")
+    if not_served:
+        print("\nsharm calls NOT served as configured (not timed as sharm):")
+        for n, op, b, why in not_served:
+            print(f"  {n} {op} {fmt_size(b)}: {why}")
+    for p_ in problems:
+        print(f"  ERROR: {p_}")
+    if not any(k[3] in sharm_cfgs for k in rows) and sharm_cfgs:
+        problems.append("no results of any sharm configuration")
+    return problems
+
+
 # ------------------------------------------------------------------- main
 
 def write_csv(out, rows, state, method):
@@ -611,9 +860,14 @@ def main():
         print("  WARNING: the machine's state changed during the run: "
               + ", ".join(f"{n} {a:.1f} -> {b:.1f}" for n, a, b in changed))
 
-    for op in OPS:
-        for np_ in sorted({k[1] for k in rows if k[0] == op}):
-            print_table(op, np_, rows, xcopy)
+    sim = any(re.search(r"\bmode=sim-nodes\b", line) for line in meta)
+    sim_problems = []
+    if sim:
+        sim_problems = sim_report(out, rows)
+    else:
+        for op in OPS:
+            for np_ in sorted({k[1] for k in rows if k[0] == op}):
+                print_table(op, np_, rows, xcopy)
 
     csv_path = write_csv(out, rows, state, method)
     print(f"\nCSV: {csv_path}")
@@ -645,6 +899,11 @@ def main():
             print(f"    {w.get('config')} {w.get('op')} np={w.get('np')} "
                   f"bytes={w.get('bytes')} rank {w.get('rank')}: "
                   f"{w.get('detail')}")
+        return 1
+    if sim_problems:
+        print("\nsimulated-nodes report incomplete (benchmark fails):")
+        for p_ in sim_problems:
+            print(f"  {p_}")
         return 1
     n_ok = sum(1 for r in rows.values() if r["status"] == "OK")
     n_bad = len(rows) - n_ok

@@ -109,6 +109,7 @@ typedef struct {
     int reuse;                    /* --data reuse: OSU's buffer reuse */
     int sync_osu;                 /* --sync osu: MPI_Barrier after the call */
     unsigned inject_mask;         /* ops whose results are corrupted */
+    int counters;                 /* --counters: sharm's MPI_T counters */
 } options_t;
 
 static void usage(FILE *f)
@@ -131,6 +132,8 @@ static void usage(FILE *f)
         "  --sync pre|osu    pre: point-to-point barrier before each call\n"
         "                    (default); osu: MPI_Barrier after each call\n"
         "  --osu             same as --data reuse --sync osu\n"
+        "  --counters        read sharm's MPI_T counters around every (op,size)\n"
+        "                    and print their sums over ranks (COUNTERS lines)\n"
         "  --inject-wrong LIST self-test only: corrupt the result of these\n"
         "                    ops on one rank after each call (must be\n"
         "                    reported WRONG)\n");
@@ -219,6 +222,10 @@ static int parse_options(int argc, char **argv, options_t *o)
         int bad = 0, budget_ms = 0;
         if (strcmp(a, "--osu") == 0) {
             o->reuse = o->sync_osu = 1;
+            continue;
+        }
+        if (strcmp(a, "--counters") == 0) {
+            o->counters = 1;
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -387,7 +394,7 @@ static size_t check_float_sum(const float *buf, size_t count, size_t first,
 /* ------------------------------------------------------------------ */
 
 enum { TAG_BARRIER = 101, TAG_REDUCE = 102, TAG_BCAST = 103, TAG_TIMES = 104,
-       TAG_DETAIL = 105 };
+       TAG_DETAIL = 105, TAG_COUNTERS = 106 };
 
 static MPI_Comm ctl_comm;
 static int g_rank, g_np;
@@ -797,6 +804,105 @@ static void op_corrupt(ctx_t *c)
 }
 
 /* ------------------------------------------------------------------ */
+/* sharm's MPI_T counters (--counters)                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * With --counters every (op, size) is bracketed by reads of sharm's
+ * performance variables (outside all timed regions): the op's served,
+ * fallbacks and hierarchical counts, and the traffic of the process over
+ * all collectives (PML messages/bytes, the part of them sent to other
+ * nodes, shared-memory fragments/bytes).  The differences, summed over
+ * ranks, are printed by rank 0 as
+ *
+ *   COUNTERS op=bcast bytes=8 np=4 calls=1000 served=4000 fallbacks=0
+ *            hierarchical=4000 pml_messages=... pml_bytes=...
+ *            internode_messages=... internode_bytes=... shm_messages=...
+ *            shm_bytes=... status=OK
+ *
+ * calls = calls per rank (probe, warm-up and measured); status=absent when
+ * the variables do not exist (sharm not loaded), so a configuration that
+ * claims sharm without it is caught by the report.
+ */
+enum { PV_SERVED, PV_FALLBACKS, PV_HIERARCHICAL, PV_PML_MSGS, PV_PML_BYTES,
+       PV_INTER_MSGS, PV_INTER_BYTES, PV_SHM_MSGS, PV_SHM_BYTES, PV_COUNT };
+static const char *const pv_kinds[PV_COUNT] = {
+    "served", "fallbacks", "hierarchical", "pml_messages", "pml_bytes",
+    "internode_messages", "internode_bytes", "shm_messages", "shm_bytes"
+};
+#define PV_PER_OP 3 /* the first three are per operation */
+
+static int pv_on;                 /* 1: every handle below was allocated */
+static MPI_T_pvar_session pv_session;
+static MPI_T_pvar_handle pv_op[OP_COUNT][PV_PER_OP];
+static MPI_T_pvar_handle pv_traffic[PV_COUNT - PV_PER_OP];
+
+/* Index of counter `name` by searching the list (portable to MPI 3). */
+static int pv_find(const char *name)
+{
+    int num = 0;
+    if (MPI_T_pvar_get_num(&num) != MPI_SUCCESS)
+        return -1;
+    for (int i = 0; i < num; i++) {
+        char n[256], desc[8];
+        int nlen = sizeof n, dlen = sizeof desc, verb, cls, bind, ro, cont, atom;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_pvar_get_info(i, n, &nlen, &verb, &cls, &dt, &en, desc, &dlen,
+                                &bind, &ro, &cont, &atom) == MPI_SUCCESS &&
+            strcmp(n, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static int pv_alloc(const char *name, MPI_T_pvar_handle *h)
+{
+    int idx = pv_find(name), count = 0;
+    return idx >= 0 &&
+           MPI_T_pvar_handle_alloc(pv_session, idx, NULL, h, &count) ==
+               MPI_SUCCESS && count == 1;
+}
+
+/* Allocates every handle; pv_on stays 0 when any variable is missing. */
+static void pv_init(void)
+{
+    int provided;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
+        MPI_T_pvar_session_create(&pv_session) != MPI_SUCCESS)
+        return;
+    char name[96];
+    for (int op = 0; op < OP_COUNT; op++)
+        for (int k = 0; k < PV_PER_OP; k++) {
+            snprintf(name, sizeof name, "coll_sharm_%s_%s", op_names[op],
+                     pv_kinds[k]);
+            if (!pv_alloc(name, &pv_op[op][k]))
+                return;
+        }
+    for (int k = PV_PER_OP; k < PV_COUNT; k++) {
+        snprintf(name, sizeof name, "coll_sharm_%s", pv_kinds[k]);
+        if (!pv_alloc(name, &pv_traffic[k - PV_PER_OP]))
+            return;
+    }
+    pv_on = 1;
+}
+
+static void pv_read(enum op_id op, unsigned long long v[PV_COUNT])
+{
+    for (int k = 0; k < PV_COUNT; k++) {
+        v[k] = 0;
+        if (pv_on)
+            MPI_T_pvar_read(pv_session, k < PV_PER_OP ? pv_op[op][k]
+                                                       : pv_traffic[k - PV_PER_OP],
+                            &v[k]);
+    }
+}
+
+/* Sums `after - before` over ranks and prints rank 0's COUNTERS line. */
+static void pv_report(enum op_id op, size_t bytes, unsigned calls,
+                      const unsigned long long before[PV_COUNT]);
+
+/* ------------------------------------------------------------------ */
 /* Measurement loop                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -808,6 +914,7 @@ typedef struct {
     unsigned iter;            /* global pattern counter, same on all ranks */
     unsigned pattern;         /* --data reuse: this (op, size)'s pattern */
     int prepared;             /* --data reuse: buffers hold `pattern` */
+    unsigned calls;           /* calls of the current (op, size) */
     int wrong;                /* this rank saw a wrong result */
     char detail[DETAIL_LEN];  /* first problem seen by this rank */
 } run_state_t;
@@ -833,6 +940,7 @@ static void one_iteration(ctx_t *c, run_state_t *st, double stamp[2],
     }
     if (!st->sync_osu)
         ctl_barrier();
+    st->calls++;
     double t0 = now_s();
     int rc = op_execute(c);
     double t1 = now_s();
@@ -951,6 +1059,10 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     ctx_t c = { .op = op, .rank = g_rank, .np = g_np, .root = o->root,
                 .bytes = bytes };
     ctx_setup(&c);
+    unsigned long long pv_before[PV_COUNT];
+    if (o->counters)
+        pv_read(op, pv_before);
+    st->calls = 0;
     st->wrong = 0;
     st->detail[0] = 0;
     st->pattern = st->iter++;
@@ -993,6 +1105,9 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
         one_iteration(&c, st, &stamps[2 * i], !st->reuse || i == iters - 1);
     ctx_free(&c);
 
+    if (o->counters)
+        pv_report(op, bytes, st->calls, pv_before);
+
     double rank_avg = 0.0;
     collect_times(stamps, tmax, span, iters, &rank_avg);
     int any_wrong = ctl_max(st->wrong) > 0.0;
@@ -1021,6 +1136,36 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     free(tmax);
     free(span);
     return any_wrong;
+}
+
+static void pv_report(enum op_id op, size_t bytes, unsigned calls,
+                      const unsigned long long before[PV_COUNT])
+{
+    unsigned long long d[PV_COUNT];
+    pv_read(op, d);
+    for (int k = 0; k < PV_COUNT; k++)
+        d[k] -= before[k];
+    if (g_rank != 0) {
+        MPI_Send(d, PV_COUNT, MPI_UNSIGNED_LONG_LONG, 0, TAG_COUNTERS, ctl_comm);
+        return;
+    }
+    for (int r = 1; r < g_np; r++) {
+        unsigned long long x[PV_COUNT];
+        MPI_Recv(x, PV_COUNT, MPI_UNSIGNED_LONG_LONG, r, TAG_COUNTERS, ctl_comm,
+                 MPI_STATUS_IGNORE);
+        for (int k = 0; k < PV_COUNT; k++)
+            d[k] += x[k];
+    }
+    printf("COUNTERS op=%s bytes=%zu np=%d calls=%u", op_names[op], bytes,
+           g_np, calls);
+    if (pv_on) {
+        for (int k = 0; k < PV_COUNT; k++)
+            printf(" %s=%llu", pv_kinds[k], d[k]);
+        printf(" status=OK\n");
+    } else {
+        printf(" status=absent\n");
+    }
+    fflush(stdout);
 }
 
 enum { BIND_LEN = 64 };
@@ -1095,10 +1240,26 @@ int main(int argc, char **argv)
         return 2;
     }
     print_info(&o);
+    if (o.counters)
+        pv_init();
 
     run_state_t st = { .inject_mask = o.inject_mask, .reuse = o.reuse,
                        .sync_osu = o.sync_osu };
     int wrong = 0;
+    /* --counters: one untimed call of every measured op first, so the
+     * one-time set-up (segments, calibration, group tree, remapping) is
+     * not counted against the first (op, size) measured. */
+    if (o.counters)
+        for (int op = 0; op < OP_COUNT; op++)
+            if (o.ops_mask & (1u << op)) {
+                ctx_t c = { .op = (enum op_id)op, .rank = g_rank, .np = g_np,
+                            .root = o.root,
+                            .bytes = op == OP_BARRIER ? 0 : o.sizes[0] };
+                ctx_setup(&c);
+                op_prepare(&c, 0);
+                op_execute(&c);
+                ctx_free(&c);
+            }
     /* Barrier has no message size: measured once, reported as bytes=0. */
     if (o.ops_mask & (1u << OP_BARRIER))
         wrong |= measure(&o, OP_BARRIER, 0, &st);
@@ -1107,6 +1268,12 @@ int main(int argc, char **argv)
             if (o.ops_mask & (1u << op))
                 wrong |= measure(&o, (enum op_id)op, o.sizes[s], &st);
 
+    if (o.counters) {
+        /* before MPI_Finalize (the other order crashes Open MPI 4.1.4) */
+        if (pv_on)
+            MPI_T_pvar_session_free(&pv_session);
+        MPI_T_finalize();
+    }
     MPI_Comm_free(&ctl_comm);
     MPI_Finalize();
     return wrong ? 1 : 0;

@@ -25,6 +25,16 @@
 #  8. osu:    --method osu: the launch runs OSU's loop (reused buffers,
 #             MPI_Barrier after the call), rows carry osu_avg_us and
 #             method=osu, and an injected wrong result is still caught.
+#  9. simreport: bench/report.py on a made-up simulated-nodes run: the
+#             section with the loopback-TCP caveat, the counters per call
+#             and the Allgather inter-node bytes are printed, a call the
+#             hierarchy did not serve is marked NOTSERVED (not timed), and
+#             with the COUNTERS lines removed the report fails (exit 1).
+# 10. simnodes: ci/bench.sh --sim-nodes 2x2 (small: sharm-hier, one
+#             Allgather variant, flat vs node group) runs, every sharm call
+#             is served as configured and the counters show PML and shm
+#             traffic.  SKIP, loudly, where simulated nodes are unavailable
+#             (not root, no unshare).
 #
 # Last line: "bench-selftest: N passed, M failed"; exit 1 if any failed.
 set -u -o pipefail
@@ -303,6 +313,92 @@ elif ! grep -q 'OSU-style rank-average' "$WORK/osu.log"; then
     fail osu "tables do not use the OSU figure"
 else
     pass osu
+fi
+
+# ---- 9. simreport (no MPI: a made-up run of ci/bench.sh --sim-nodes)
+out="$WORK/simreport"
+mkdir -p "$out"
+cat >"$out/meta.txt" <<'EOF'
+date=2026-01-01T00:00:00+00:00 host=test cores=2
+mode=sim-nodes layout=2:2,2 node_layout=1:2 sizes=8 budget_ms=20 repeat=1 method=ours
+ops=allgather,bcast
+EOF
+cat >"$out/sim-configs.txt" <<'EOF'
+SIMCONFIG name=sharm-hier layout=2:2,2 expect=hier ops=all
+SIMCONFIG name=tuned layout=2:2,2 expect=none ops=all
+SIMCONFIG name=sharm-ag-rd-exch layout=2:2,2 expect=hier ops=allgather
+EOF
+printf 'CONFIG name=%s status=ok reason=""\n' sharm-hier tuned sharm-ag-rd-exch >"$out/configs.txt"
+sim_res() { # config op bytes median
+    echo "config=$1 launch=l-$1 RESULT op=$2 bytes=$3 np=4 median_us=$4 min_us=$4 mean_us=$4 max_us=$4 span_us=$4 osu_avg_us=$4 iters=10 warmup=4 status=OK"
+}
+sim_cnt() { # config op bytes calls hierarchical internode_bytes
+    echo "config=$1 launch=l-$1 COUNTERS op=$2 bytes=$3 np=4 calls=$4 served=$((4 * $4)) fallbacks=0 hierarchical=$5 pml_messages=$((2 * $4)) pml_bytes=$6 internode_messages=$((2 * $4)) internode_bytes=$6 shm_messages=$((4 * $4)) shm_bytes=$((8 * $4)) status=OK"
+}
+{
+    sim_res sharm-hier allgather 8 75.5; sim_cnt sharm-hier allgather 8 100 400 4800
+    sim_res sharm-hier bcast 8 50.0; sim_cnt sharm-hier bcast 8 100 396 800
+    sim_res tuned allgather 8 48.6; sim_res tuned bcast 8 40.0
+    sim_res sharm-ag-rd-exch allgather 8 70.0; sim_cnt sharm-ag-rd-exch allgather 8 100 400 4800
+    echo "config=sharm-ag-rd-exch launch=l-sharm-ag-rd-exch REMAP variant=RdExch nodes=2 plain_blocks=8 remapped_blocks=6"
+    echo 'config=sharm-hier launch=l-sharm-hier TREE line="top: [0 2] leader 0 pml"'
+} >"$out/results.txt"
+{
+    for c in sharm-hier tuned; do
+        echo "LAUNCH config=$c np=4 launch=l-$c sizes=8 ops=allgather,bcast rc=0 status=ok secs=1 layout=2:2,2"
+    done
+    echo "LAUNCH config=sharm-ag-rd-exch np=4 launch=l-sharm-ag-rd-exch sizes=8 ops=allgather rc=0 status=ok secs=1 layout=2:2,2"
+} >"$out/launches.txt"
+python3 "$REPO/bench/report.py" "$out" >"$WORK/simreport.log" 2>&1
+rc=$?
+why=""
+[ $rc = 0 ] || why="report exited $rc"
+for want in "loopback TCP on 2 cores is not a network" "top: \[0 2\] leader 0 pml" \
+        "sharm-hier +allgather +8 +100 +100% +2 +48 B +2 +48 B" \
+        "sharm-ag-rd-exch +70.0 +48 B +64 B +48 B" \
+        "sharm-hier bcast 8: hierarchy served 396 of 400 calls" \
+        "^ +4 +8 +NOTSERVED +40.0"; do
+    grep -qE -- "$want" "$WORK/simreport.log" || why="$why; no line matching '$want'"
+done
+sed -i '/ COUNTERS /d' "$out/results.txt"
+python3 "$REPO/bench/report.py" "$out" >"$WORK/simreport-nocnt.log" 2>&1
+rc=$?
+[ $rc = 1 ] || why="$why; without COUNTERS lines the report exited $rc, expected 1"
+grep -q "no counters" "$WORK/simreport-nocnt.log" || why="$why; no 'no counters' complaint"
+if [ -n "$why" ]; then
+    fail simreport "${why#; } (log: tail follows)"
+    tail -25 "$WORK/simreport.log" | sed 's/^/    /'
+else
+    pass simreport
+fi
+
+# ---- 10. simnodes (root and unshare; ci/sim-nodes.sh check)
+if [ ! -f "$PLUGIN" ]; then
+    skip simnodes "no plugin built"
+elif ! why=$("$REPO/ci/sim-nodes.sh" check 2>&1); then
+    skip simnodes "$why"
+    echo "bench-selftest: *** the simulated-nodes benchmark was NOT tested ***"
+else
+    out="$WORK/simnodes"
+    "$REPO/ci/bench.sh" --sim-nodes 2x2 --sizes 8 --ops bcast,allgather \
+        --configs sharm-hier,sharm-ag-rd-exch,node --budget-ms 20 \
+        --out "$out" >"$WORK/simnodes.log" 2>&1
+    rc=$?
+    why=""
+    [ $rc = 0 ] || why="ci/bench.sh --sim-nodes exited $rc"
+    grep -q "NOT served as configured" "$WORK/simnodes.log" && why="$why; calls not served as configured"
+    for want in "loopback TCP on 2 cores is not a network" \
+            "sharm-hier +bcast +8 +[0-9]+ +100% +1 +8 B +1 +8 B" \
+            "node-group +bcast +8 +[0-9]+ +100% +0 +0 B" \
+            "sharm-ag-rd-exch +[0-9.]+ +[0-9]+ B +[0-9]+ B +[0-9]+ B"; do
+        grep -qE -- "$want" "$WORK/simnodes.log" || why="$why; no line matching '$want'"
+    done
+    if [ -n "$why" ]; then
+        fail simnodes "${why#; } (log: tail follows)"
+        tail -30 "$WORK/simnodes.log" | sed 's/^/    /'
+    else
+        pass simnodes
+    fi
 fi
 
 echo "bench-selftest: $PASSED passed, $FAILED failed, $SKIPPED skipped"

@@ -14,6 +14,7 @@
 #   ci/bench.sh                 short sweep (a few sizes, np=2,4,8)
 #   ci/bench.sh --full          4 B .. 16 MiB, powers of two
 #   ci/bench.sh --help          all options
+#   ci/bench.sh --sim-nodes 2x2 across simulated nodes (ci/bench-sim.sh)
 #
 # Exit status: 0 ok; 1 some configuration produced a WRONG result;
 # 2 usage or setup error.  A configuration that fails to run (crash,
@@ -42,6 +43,9 @@ BUDGET_MS=""
 FORCE_BUILD=0
 REPEAT=1
 METRIC=""
+SIM_NODES=""
+SIZES_GIVEN=""
+OPS_GIVEN=""
 
 usage() {
     cat <<EOF
@@ -84,6 +88,14 @@ usage: ci/bench.sh [options]
                     ranks of each rank's mean call time)
   --timeout S       per-launch timeout in seconds (default 120, full 300)
   --build           run 'cargo build --release' even if the plugin exists
+  --sim-nodes L     across simulated nodes (ci/sim-nodes.sh; root): layout
+                    L = NxK (e.g. 2x2) or as sim-nodes takes it (2:2,2);
+                    configurations sharm-hier, tuned, han, sharm-ag (the
+                    six Allgather variants of paper 003), node (flat vs
+                    node group on one node); default sizes 8,64K,1M, ops
+                    bcast,reduce,allreduce,allgather,barrier; sharm's
+                    MPI_T counters are read and checked (see
+                    docs/sim-nodes.md)
 EOF
 }
 
@@ -92,9 +104,9 @@ die() { echo "bench: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --full) FULL=1 ;;
-        --sizes) SIZES=${2:?}; shift ;;
+        --sizes) SIZES=${2:?}; SIZES_GIVEN=1; shift ;;
         --np) NPS=${2:?}; shift ;;
-        --ops) OPS=${2:?}; shift ;;
+        --ops) OPS=${2:?}; OPS_GIVEN=1; shift ;;
         --configs) CONFIGS=${2:?}; shift ;;
         --with-impi) WITH_IMPI=1 ;;
         --without-impi) WITH_IMPI=0 ;;
@@ -106,6 +118,7 @@ while [ $# -gt 0 ]; do
         --repeat) REPEAT=${2:?}; shift ;;
         --metric) METRIC=${2:?}; shift ;;
         --build) FORCE_BUILD=1 ;;
+        --sim-nodes) SIM_NODES=${2:?}; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown option $1" ;;
     esac
@@ -133,6 +146,8 @@ fi
 # keeping the number of MPI start-ups (~0.4 s each) bounded.
 if [ "$FULL" = 1 ]; then GROUP=4; else GROUP=3; fi
 
+# The simulated-nodes mode has configurations of its own (ci/bench-sim.sh).
+if [ -z "$SIM_NODES" ]; then
 if [ -z "$CONFIGS" ]; then
     CONFIGS="sharm,sharm-hier,sharm-algos,tuned,sm,han,adapt,mpich"
     [ "$WITH_IMPI" = 1 ] && CONFIGS="$CONFIGS,impi"
@@ -163,6 +178,7 @@ done
 for np in "${NP_LIST[@]}"; do
     [[ $np =~ ^[1-9][0-9]*$ ]] || die "bad process count '$np'"
 done
+fi
 # sharm-hier needs at least two virtual nodes of 2 processes.
 HIER_MIN_NP=4
 
@@ -179,7 +195,7 @@ RAW="$OUT/raw"
 # Start from a clean slate of our own files only (never rm -rf "$OUT").
 rm -rf "$RAW" "$OUT/plots" "$OUT/components"
 rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt} \
-    "$OUT"/{state-start.txt,state-end.txt,impi-setup.log}
+    "$OUT"/{state-start.txt,state-end.txt,impi-setup.log,sim-configs.txt}
 mkdir -p "$BIN" "$RAW"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -515,15 +531,54 @@ run_launch() {
         "$((SECONDS - t0))" "$([ $status = ok ] || echo "<-- $status (rc=$rc, $err)")"
 }
 
+# The machine's state (bench/machine_state.c): memcpy, cross-core copy
+# and line round trip on two threads pinned to the first two cores, and
+# osu_bw-style point-to-point bandwidth between two ranks bound to cores,
+# through Open MPI's vader with CMA single copy and with two copies
+# through shared memory.  Printed as one summary line plus the
+# single-copy limits; stored in $OUT/state-PHASE.txt and the CSV.
+measure_state() {
+    local phase=$1 f="$OUT/state-$1.txt" mech rc
+    local bind=(--bind-to core)
+    (( NCORES < 2 )) && bind=(--oversubscribe --bind-to none)
+    {
+        echo "PHASE name=$phase date=$(date -Is)"
+        if ! timeout -k 5 60 "$BIN/machine_state" local 2>"$RAW/state-$phase-local.err"; then
+            echo "FAILED part=local (see $RAW/state-$phase-local.err)"
+        fi
+        for mech in cma none; do
+            timeout -k 5 60 mpirun.openmpi --allow-run-as-root -np 2 "${bind[@]}" \
+                --mca coll ^sharm --mca btl_vader_single_copy_mechanism "$mech" \
+                "$BIN/machine_state" p2p --sizes 1M,4M \
+                >"$RAW/state-$phase-$mech.out" 2>&1 </dev/null
+            rc=$?
+            if [ $rc = 0 ] && grep -q '^P2P ' "$RAW/state-$phase-$mech.out"; then
+                sed -n "s/^P2P /P2P mech=$mech /p" "$RAW/state-$phase-$mech.out"
+            else
+                echo "FAILED part=p2p-$mech rc=$rc (see $RAW/state-$phase-$mech.out)"
+            fi
+        done
+    } >"$f"
+    python3 "$REPO/bench/report.py" --state "$f" --sizes "$SIZES" ||
+        loud "machine state ($phase) incomplete: see $f"
+}
+record_config() { # name status reason
+    echo "CONFIG name=$1 status=$2 reason=\"$3\"" >>"$OUT/configs.txt"
+}
+
+if [ -n "$SIM_NODES" ]; then
+    # shellcheck source=ci/bench-sim.sh
+    . "$REPO/ci/bench-sim.sh"
+    sim_main
+    exit $?
+fi
+
 # ------------------------------------------------------------------- main
 START=$SECONDS
 ensure_tools
 build_bench
 
 ACTIVE=()
-record_config() { # name status reason
-    echo "CONFIG name=$1 status=$2 reason=\"$3\"" >>"$OUT/configs.txt"
-}
 NEED_SHARM=0
 for c in "${CONFIG_LIST[@]}"; do [[ $c == sharm* ]] && NEED_SHARM=1; done
 [ $NEED_SHARM = 1 ] && prepare_sharm
@@ -572,37 +627,6 @@ if [ "$REQUIRE_IMPI" = 1 ] && [ "$IMPI_STATUS" != ok ]; then
     die "--require-impi: Intel MPI is $IMPI_STATUS: $IMPI_REASON"
 fi
 
-# The machine's state (bench/machine_state.c): memcpy, cross-core copy
-# and line round trip on two threads pinned to the first two cores, and
-# osu_bw-style point-to-point bandwidth between two ranks bound to cores,
-# through Open MPI's vader with CMA single copy and with two copies
-# through shared memory.  Printed as one summary line plus the
-# single-copy limits; stored in $OUT/state-PHASE.txt and the CSV.
-measure_state() {
-    local phase=$1 f="$OUT/state-$1.txt" mech rc
-    local bind=(--bind-to core)
-    (( NCORES < 2 )) && bind=(--oversubscribe --bind-to none)
-    {
-        echo "PHASE name=$phase date=$(date -Is)"
-        if ! timeout -k 5 60 "$BIN/machine_state" local 2>"$RAW/state-$phase-local.err"; then
-            echo "FAILED part=local (see $RAW/state-$phase-local.err)"
-        fi
-        for mech in cma none; do
-            timeout -k 5 60 mpirun.openmpi --allow-run-as-root -np 2 "${bind[@]}" \
-                --mca coll ^sharm --mca btl_vader_single_copy_mechanism "$mech" \
-                "$BIN/machine_state" p2p --sizes 1M,4M \
-                >"$RAW/state-$phase-$mech.out" 2>&1 </dev/null
-            rc=$?
-            if [ $rc = 0 ] && grep -q '^P2P ' "$RAW/state-$phase-$mech.out"; then
-                sed -n "s/^P2P /P2P mech=$mech /p" "$RAW/state-$phase-$mech.out"
-            else
-                echo "FAILED part=p2p-$mech rc=$rc (see $RAW/state-$phase-$mech.out)"
-            fi
-        done
-    } >"$f"
-    python3 "$REPO/bench/report.py" --state "$f" --sizes "$SIZES" ||
-        loud "machine state ($phase) incomplete: see $f"
-}
 measure_state start
 
 {

@@ -369,6 +369,31 @@ static void register_counters(void)
             MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
             (void *)(intptr_t)(3 * SHARM_COLL_COUNT + coll));
     }
+    /* Traffic of this process over all collectives, after the per-collective
+     * counters (index 4 * SHARM_COLL_COUNT + k, the order of stats.rs's
+     * Traffic): what the network levels sent through the PML, the part of it
+     * addressed to other nodes, and what went through shared-memory queues. */
+    static const char *const traffic_names[6] = {
+        "pml_messages", "pml_bytes", "internode_messages",
+        "internode_bytes", "shm_messages", "shm_bytes"};
+    static const char *const traffic_helps[6] = {
+        "Messages this process sent through the PML for sharm (network groups, paper 003's "
+        "Allgather, group set-up)",
+        "Bytes this process sent through the PML for sharm",
+        "Of coll_sharm_pml_messages: those sent to a process on another node",
+        "Of coll_sharm_pml_bytes: those sent to a process on another node",
+        "Fragments this process published into shared-memory queues (single-copy offers "
+        "included)",
+        "Bytes this process published into shared-memory queues (an offer counts the bytes its "
+        "readers pull)"};
+    for (int k = 0; k < 6; ++k) {
+        (void) mca_base_component_pvar_register(
+            &sharm_component->collm_version, traffic_names[k], traffic_helps[k], OPAL_INFO_LVL_4,
+            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+            (void *)(intptr_t)(4 * SHARM_COLL_COUNT + k));
+    }
 }
 
 static void register_size(const char *name, const char *help, size_t *storage);

@@ -28,6 +28,13 @@ int32_t sharm_glue_comm_all_local(void *comm)
     return ompi_group_have_remote_peers(((ompi_communicator_t *) comm)->c_local_group) ? 0 : 1;
 }
 
+int32_t sharm_glue_peer_is_local(void *comm, int32_t rank)
+{
+    return OPAL_PROC_ON_LOCAL_NODE(
+               ompi_group_peer_lookup(((ompi_communicator_t *) comm)->c_local_group, rank)
+                   ->super.proc_flags) ? 1 : 0;
+}
+
 void sharm_glue_progress(void) { opal_progress(); }
 int32_t sharm_glue_yield_when_idle(void) { return opal_progress_yield_when_idle ? 1 : 0; }
 int32_t sharm_glue_local_procs(void) { return opal_process_info.num_local_peers + 1; }

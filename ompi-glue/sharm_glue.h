@@ -155,7 +155,8 @@ struct sharm_rs_entries {
     /* Serve one collective call (or hand it over with sharm_glue_prev). */
     int (*collective)(void *state, void *module, void *comm, const struct sharm_call *call);
     /* Value of statistics counter `index` (3 * enum sharm_coll + 0 served / 1 fallbacks /
-     * 2 hierarchical; 3 * SHARM_COLL_COUNT + enum sharm_coll: single copy). */
+     * 2 hierarchical; 3 * SHARM_COLL_COUNT + enum sharm_coll: single copy; 4 * SHARM_COLL_COUNT
+     * + 0..5: traffic, see stats.rs). */
     uint64_t (*counter)(int32_t index);
 };
 
@@ -176,6 +177,9 @@ int32_t sharm_glue_comm_size(void *comm);
 int32_t sharm_glue_comm_is_inter(void *comm);
 /* 1 when every process of the communicator runs on this node. */
 int32_t sharm_glue_comm_all_local(void *comm);
+/* 1 when process `rank` of `comm` runs on this node (Open MPI's view: real
+ * nodes, not virtual ones); for the traffic counters. */
+int32_t sharm_glue_peer_is_local(void *comm, int32_t rank);
 uint32_t sharm_glue_comm_cid(void *comm);
 const char *sharm_glue_comm_name(void *comm);
 /* Job id and rank of this process in MPI_COMM_WORLD (unique segment names). */

@@ -32,6 +32,7 @@ use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm};
+use crate::ompi::p2p;
 use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm, TopAllreduce};
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
@@ -84,7 +85,7 @@ impl Bootstrap for GroupBoot<'_> {
         if self.me == leader {
             self.members[1..]
                 .iter()
-                .all(|&m| self.comm.send(buf, m, tag))
+                .all(|&m| p2p::send(self.comm, buf, m, tag))
         } else {
             self.comm.recv(buf, leader, tag)
         }
@@ -102,7 +103,7 @@ impl Bootstrap for GroupBoot<'_> {
                     .min(i32::from_le_bytes(other))
                     .to_le_bytes();
             }
-        } else if !self.comm.send(&v, leader, tag) {
+        } else if !p2p::send(self.comm, &v, leader, tag) {
             return None;
         }
         self.bcast_bytes(&mut v).then(|| i32::from_le_bytes(v))
@@ -361,7 +362,7 @@ pub(crate) fn gather_group(
     }
     let (group, tag) = (&grp.members[..], ffi::tag_reduce());
     if group[0] != me {
-        return comm.send(mine, group[0], tag).then_some(false);
+        return p2p::send(comm, mine, group[0], tag).then_some(false);
     }
     for (j, &m) in group.iter().enumerate().skip(1) {
         if !comm.recv(&mut into[j], m, tag) {
@@ -420,7 +421,7 @@ pub fn reduce(
     }
     if chain.me == 0 {
         debug_assert!(holds);
-        return comm.send(ops.acc, root, tag);
+        return p2p::send(comm, ops.acc, root, tag);
     }
     if chain.me == root {
         return comm.recv(ops.acc, 0, tag);
@@ -438,7 +439,7 @@ pub fn bcast(
 ) -> bool {
     let tag = ffi::tag_bcast();
     if root != 0 {
-        if chain.me == root && !comm.send(buf, 0, tag) {
+        if chain.me == root && !p2p::send(comm, buf, 0, tag) {
             return false;
         }
         if chain.me == 0 && !comm.recv(buf, root, tag) {

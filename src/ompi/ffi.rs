@@ -99,6 +99,7 @@ extern "C" {
     fn sharm_glue_comm_size(comm: *mut c_void) -> i32;
     fn sharm_glue_comm_is_inter(comm: *mut c_void) -> i32;
     fn sharm_glue_comm_all_local(comm: *mut c_void) -> i32;
+    fn sharm_glue_peer_is_local(comm: *mut c_void, rank: i32) -> i32;
     fn sharm_glue_comm_cid(comm: *mut c_void) -> u32;
     fn sharm_glue_comm_name(comm: *mut c_void) -> *const c_char;
 
@@ -356,6 +357,11 @@ impl Comm {
     pub fn all_local(self) -> bool {
         // SAFETY: as above.
         unsafe { sharm_glue_comm_all_local(self.0) != 0 }
+    }
+    /// Whether process `rank` runs on this node, as Open MPI sees nodes.
+    pub fn peer_is_local(self, rank: usize) -> bool {
+        // SAFETY: as above; `rank` is a rank of the communicator.
+        unsafe { sharm_glue_peer_is_local(self.0, rank as i32) != 0 }
     }
     /// Node name of process `rank` (None when Open MPI does not know it).
     pub fn hostname(self, rank: usize) -> Option<String> {

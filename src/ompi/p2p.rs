@@ -1,10 +1,11 @@
-//! Nonblocking point-to-point byte transfers through Open MPI's PML, for the
+//! Point-to-point byte transfers through Open MPI's PML: nonblocking ones for the
 //! network algorithms' schedule executor, which keeps every buffer alive and
 //! untouched until the `wait_all_raw` that completes its requests.
 
 use std::ffi::c_void;
 
 use crate::ompi::ffi::{self, Comm};
+use crate::ompi::stats;
 
 extern "C" {
     fn sharm_glue_isend(
@@ -49,6 +50,7 @@ pub unsafe fn isend_raw(
     tag: i32,
 ) -> RawRequest {
     assert!(len <= MAX_TRANSFER, "callers cut transfers below 2 GiB");
+    stats::pml_sent(len, !comm.peer_is_local(dst));
     RawRequest(sharm_glue_isend(
         comm.0,
         buf.cast(),
@@ -72,6 +74,17 @@ pub unsafe fn irecv_raw(comm: Comm, buf: *mut u8, len: usize, src: usize, tag: i
         src as i32,
         tag,
     ))
+}
+
+/// Blocking send of `data` to `dst` (`Comm::send`, in pieces below 2 GiB),
+/// counted in the traffic statistics like the nonblocking sends: every PML
+/// send of the hierarchy goes through here or `isend_raw`.
+pub fn send(comm: Comm, data: &[u8], dst: usize, tag: i32) -> bool {
+    let remote = !comm.peer_is_local(dst);
+    for piece in data.chunks(MAX_TRANSFER) {
+        stats::pml_sent(piece.len(), remote);
+    }
+    comm.send(data, dst, tag)
 }
 
 /// Completes (and frees) every raw request; false if any failed.

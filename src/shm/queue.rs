@@ -43,6 +43,7 @@
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use crate::ompi::stats;
 use crate::shm::layout::Layout;
 use crate::shm::wait::Waiter;
 
@@ -319,6 +320,21 @@ impl Writer {
 
     /// Makes the `len` bytes written at the reserved place visible to `readers`.
     pub fn publish(&mut self, q: &Queues, pos: Pos, len: usize, readers: Readers<'_>) {
+        self.publish_carrying(q, pos, len, readers, len);
+    }
+
+    /// `publish`, counted in the traffic statistics as `carried` bytes: a
+    /// single-copy offer is 24 bytes in the slot but stands for the whole
+    /// stream its readers pull.
+    pub fn publish_carrying(
+        &mut self,
+        q: &Queues,
+        pos: Pos,
+        len: usize,
+        readers: Readers<'_>,
+        carried: usize,
+    ) {
+        stats::shm_published(carried);
         let (k, lap) = q.place(pos);
         let wseq = self.next_wseq;
         self.next_wseq += 1;

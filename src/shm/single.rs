@@ -52,7 +52,7 @@ impl Shared {
         // SAFETY: `dst` is our reserved slot (inline) of >= 24 bytes.
         unsafe { std::ptr::copy_nonoverlapping(remote.as_ptr(), dst, remote.len()) };
         self.writer
-            .publish(&self.queues, pos, remote.len(), readers);
+            .publish_carrying(&self.queues, pos, remote.len(), readers, len);
         pos
     }
 
