@@ -189,6 +189,34 @@ fn hierarchy_on_within_one_node() {
     run(3, "ops,stress", &[("coll_sharm_hierarchy", "on")]);
 }
 
+/// A hierarchy of one node ends in a shared-memory group: its Allreduce is
+/// the queue Allreduce among the members (verbose 100 names it: the
+/// Reduce-to-the-leader-and-Bcast detour would print Reduce and Bcast
+/// lines instead), with each Allreduce form.
+#[test]
+fn one_node_hierarchy_runs_the_queue_allreduce_in_its_top_group() {
+    for form in ["reduce_bcast", "reduce_allreduce_bcast"] {
+        let out = run(
+            3,
+            "ops",
+            &[
+                ("coll_sharm_hierarchy", "on"),
+                ("coll_sharm_hierarchy_allreduce_algorithm", form),
+                ("coll_sharm_verbose", "100"),
+            ],
+        );
+        assert!(
+            out.contains("MPI_Allreduce on 3 processes runs"),
+            "{form}: the top group's queue Allreduce did not run\n{}",
+            out.lines()
+                .filter(|l| l.contains("runs"))
+                .take(40)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
 #[test]
 fn virtual_nodes_of_three_with_split_communicators() {
     run(7, "comms,packed", &[("coll_sharm_virtual_node_size", "3")]);

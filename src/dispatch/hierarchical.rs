@@ -77,8 +77,12 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
     let me = plan.me;
     let layout = prepared.layout.expect("a served reduction has its layout");
     let span = layout.span(layout.count);
+    // The accumulator starts as this process's contribution.  Its buffer is
+    // the plan's, reused from call to call (see `HierPlan::accumulator`).
+    let mut acc = std::mem::take(&mut plan.accumulator);
+    acc.clear();
     // SAFETY: the contribution holds `count` elements laid out by `layout`.
-    let mut acc = unsafe { std::slice::from_raw_parts(r.own(), span) }.to_vec();
+    acc.extend_from_slice(unsafe { std::slice::from_raw_parts(r.own(), span) });
     let mut ops = Operands {
         layout,
         comb: Combiner::new(r.op, r.dtype, plan.kernels),
@@ -111,8 +115,16 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
         // SAFETY: the receive buffer holds `count` elements (significant here).
         unsafe { layout.copy_to_user(r.rbuf, acc.as_ptr(), layout.count) };
     }
+    // Keep the buffer for the next call, unless it is exceptionally large
+    // (a communicator should not pin a huge message's memory for good).
+    if acc.capacity() <= KEEP_ACCUMULATOR_UP_TO {
+        plan.accumulator = acc;
+    }
     ok
 }
+
+/// Largest accumulator a plan keeps between calls.
+const KEEP_ACCUMULATOR_UP_TO: usize = 64 << 20;
 
 fn chain_of(plan: &mut HierPlan) -> Chain<'_> {
     Chain {
