@@ -27,8 +27,20 @@ done
 die() { echo "ci/package.sh: $*" >&2; exit 1; }
 
 ci/deps.sh
-for tool in dpkg-deb dpkg-shlibdeps lintian; do
-    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install dpkg-dev lintian)"
+missing=()
+command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
+command -v lintian >/dev/null || missing+=(lintian)
+command -v strip >/dev/null || missing+=(binutils)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "ci/package.sh: installing ${missing[*]}"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo_cmd apt-get update -qq
+    $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+for tool in dpkg-deb dpkg-shlibdeps lintian strip; do
+    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install dpkg-dev lintian binutils)"
 done
 
 echo "== build"
