@@ -251,7 +251,8 @@ mkdir -p "$stage/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: amd64\n' "$name" "$name" >"$stage/debian/control"
 shlibs=$(cd "$stage" && dpkg-shlibdeps -O "${pkg#"$stage"/}$compdir/mca_coll_sharm.so" 2>/dev/null |
     sed -n 's/^shlibs:Depends=//p')
-depends=$(echo "$shlibs" | tr ',' '\n' | sed 's/^ *//' | grep -v "^$abi_pkg\b" | paste -sd, - | sed 's/,/, /g')
+depends=$(echo "$shlibs" | tr ',' '\n' | sed 's/^ *//' | grep -v "^$abi_pkg\b" |
+    { if [ "$pmix_fix" = 1 ]; then grep -v "^$pmix_pkg\b"; else cat; fi; } | paste -sd, - | sed 's/,/, /g')
 depends="${depends:+$depends, }$abi_pkg (= $abi_ver)"
 # The diverted PMIx file is a copy of that exact PMIx release's file.
 [ "$pmix_fix" = 0 ] || depends="$depends, $pmix_pkg (= $pmix_ver)"
