@@ -148,9 +148,10 @@ for np in $NPS; do
         rc=0
         timeout -s KILL 600 "${cmd[@]}" >"$log" 2>&1 || rc=$?
         secs=$((SECONDS - t0))
-        # Tests run and their verdicts (unittest prints them on stderr, once per process).
+        # The verdict is mpirun's exit status (a process whose unittest run
+        # fails exits 1); the processes' "Ran N tests" / "OK" lines interleave.
         ran=$(grep -oE 'Ran [0-9]+ tests? in [0-9.]+s' "$log" | head -1 || true)
-        oks=$(grep -cE '^OK( \(|$)' "$log" || true)
+        nran=$(grep -oE 'Ran [0-9]+ tests? in' "$log" | wc -l)
         # sharm's counters, one line per process, summed over the processes.
         nlines=$(grep -c '^sharm-pvars: rank [0-9]* served' "$log" || true)
         unserved=$(grep -cE '^sharm-pvars: rank [0-9]+ (served fallbacks|sharm not loaded)' "$log" || true)
@@ -160,14 +161,14 @@ for np in $NPS; do
         # the tests' verdict counts (and its counters are read all the same).
         need_served=1
         case "$t" in *_ngh_* | *_pr_*) need_served=0 ;; esac
-        if [ "$rc" -eq 0 ] && [ "$oks" -eq "$np" ] && [ "$nlines" -eq "$np" ] &&
+        if [ "$rc" -eq 0 ] && [ "$nran" -eq "$np" ] && [ "$nlines" -eq "$np" ] &&
             { [ "$unserved" -eq 0 ] || [ "$need_served" = 0 ]; }; then
             passed=$((passed + 1))
-            skipped=$(grep -oE '^OK \(skipped=[0-9]+\)' "$log" | head -1 | grep -oE '[0-9]+' || true)
-            echo "ok   $t np=$np (${secs} s, $ran${skipped:+ ($skipped skipped by mpi4py)}, OK on $oks processes)"
+            skipped=$(grep -oE 'OK \(skipped=[0-9]+\)' "$log" | head -1 | grep -oE '[0-9]+' || true)
+            echo "ok   $t np=$np (${secs} s, $ran${skipped:+ ($skipped skipped by mpi4py)}, all $np processes passed)"
         else
             failed=$((failed + 1))
-            echo "FAIL $t np=$np (${secs} s, exit $rc, ${ran:-no tests ran}, OK on $oks of $np processes," \
+            echo "FAIL $t np=$np (${secs} s, exit $rc, ${ran:-no tests ran}, test runs ended in $nran of $np processes," \
                 "sharm's counters from $nlines of $np processes, $unserved of them serving nothing)"
             echo "     command: ${cmd[*]}"
             tail -40 "$log" | sed 's/^/     | /'
