@@ -61,6 +61,10 @@ if [ "${SHARM_PACKAGE_SANDBOX:-}" = inside ]; then
         mount -t overlay "sharm-pkg$key" \
             -o "lowerdir=$d,upperdir=$layer/$key/upper,workdir=$layer/$key/work" "$d"
     done
+    # The overlays keep their layers alive; the mount point itself (a
+    # directory of the system's /tmp) goes at once, whatever happens later.
+    umount -l "$layer"
+    rmdir "$layer"
     echo "== sandbox: /usr, /var/lib/dpkg, /var/log are throwaway overlays in this mount namespace"
 fi
 
