@@ -2,8 +2,10 @@
 # Builds the Debian package openmpi-coll-sharm_<version>_amd64.deb for the
 # Open MPI this system has (Debian 12: 4.1.4, Debian 13: 5.0.7; run it
 # inside the Debian 13 root with `ci/ompi5.sh ci/package.sh`), checks it with
-# lintian, and with --check also installs it, proves that a plain mpirun
-# uses it and removes it again (ci/package-check.sh).
+# lintian, and with --check also installs it (in a throwaway overlay of the
+# system), proves that a plain mpirun uses it and purges it again
+# (ci/package-check.sh).  On Debian 13 the package also diverts PMIx's
+# pmix-mca-params.conf (see below and README.md).
 #
 #   ci/package.sh [--check] [--out DIR]
 #
