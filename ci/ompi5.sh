@@ -67,6 +67,8 @@ if [ "${1:-}" = "--in-namespace" ]; then
         mount "$@" "$target"
         mounts+=("$target")
     }
+    # Private: nothing mounted in here (ci/package-check.sh's overlays
+    # included, which rely on SHARM_MOUNTS_PRIVATE=1 below) reaches the host.
     mount --make-rprivate /
     mnt "$ROOT/proc" -t proc proc
     # hwloc reads the CPU topology (and PMIx the locality strings) from sysfs.
@@ -105,7 +107,7 @@ if [ "${1:-}" = "--in-namespace" ]; then
         HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
         PATH=/opt/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         CARGO_HOME=/root/.cargo \
-        CARGO_TERM_COLOR=never SHARM_OUT=/var/tmp/sharm-out \
+        CARGO_TERM_COLOR=never SHARM_OUT=/var/tmp/sharm-out SHARM_MOUNTS_PRIVATE=1 \
         bash -c 'cd /src/sharm && exec "$@"' ci "$@" || rc=$?
     exit "$rc"
 fi

@@ -2,8 +2,10 @@
 # Builds the Debian package openmpi-coll-sharm_<version>_amd64.deb for the
 # Open MPI this system has (Debian 12: 4.1.4, Debian 13: 5.0.7; run it
 # inside the Debian 13 root with `ci/ompi5.sh ci/package.sh`), checks it with
-# lintian, and with --check also installs it, proves that a plain mpirun
-# uses it and removes it again (ci/package-check.sh).
+# lintian, and with --check also installs it (in a throwaway overlay of the
+# system), proves that a plain mpirun uses it and purges it again
+# (ci/package-check.sh).  On Debian 13 the package also diverts PMIx's
+# pmix-mca-params.conf (see below and README.md).
 #
 #   ci/package.sh [--check] [--out DIR]
 #
@@ -27,8 +29,20 @@ done
 die() { echo "ci/package.sh: $*" >&2; exit 1; }
 
 ci/deps.sh
-for tool in dpkg-deb dpkg-shlibdeps lintian; do
-    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install dpkg-dev lintian)"
+missing=()
+command -v dpkg-shlibdeps >/dev/null || missing+=(dpkg-dev)
+command -v lintian >/dev/null || missing+=(lintian)
+command -v strip >/dev/null || missing+=(binutils)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "ci/package.sh: installing ${missing[*]}"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo_cmd apt-get update -qq
+    $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+for tool in dpkg-deb dpkg-shlibdeps lintian strip; do
+    command -v "$tool" >/dev/null || die "$tool is missing (apt-get install dpkg-dev lintian binutils)"
 done
 
 echo "== build"
@@ -48,6 +62,25 @@ ompi_ver=$(dpkg-query -W -f '${source:Upstream-Version}' "$abi_pkg")
 compdir=$(ompi_info --parsable --param mca base --level 9 |
     sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^:"]*\).*/\1/p')
 [ -d "$compdir" ] || die "cannot find Open MPI's component directory (got '$compdir')"
+
+# Debian 13 (Open MPI 5.0 under PRRTE/PMIx): libpmix2t64's own parameter
+# file sets PMIx's mca_base_component_path.  PMIx's "ompi" programming-model
+# plugin (pmdl/ompi, parse_file_envars) takes every value of that file whose
+# name starts like an Open MPI parameter ("mca_") away from PMIx and hands it
+# to the MPI processes as OMPI_MCA_mca_base_component_path, so every process
+# a plain mpirun starts searches only PMIx's plugin directory and never Open
+# MPI's own: no third-party component can load.  PMIx does not need the line
+# (its compiled-in path is the same directory), so the package diverts the
+# file and installs a copy with that line commented out; removing the package
+# restores the original.
+pmixconf=/usr/lib/x86_64-linux-gnu/pmix2/share/pmix-mca-params.conf
+pmix_fix=0
+if [ "${ompi_ver%%.*}" -ge 5 ] && [ -f "$pmixconf" ] &&
+    grep -Eq '^[[:space:]]*mca_base_component_path[[:space:]]*=' "$pmixconf"; then
+    pmix_fix=1
+    pmix_pkg=$(dpkg-query -S "$pmixconf" | cut -d: -f1)
+    pmix_ver=$(dpkg-query -W -f '${Version}' "$pmix_pkg")
+fi
 
 crate_ver=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 # One upstream version, built per Open MPI release: the Debian revision says
@@ -75,6 +108,29 @@ install -d "$pkg/DEBIAN" "$pkg$compdir" "$doc/mca-params"
 install -m 0644 "$plugin" "$pkg$compdir/mca_coll_sharm.so"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$pkg$compdir/mca_coll_sharm.so"
 install -m 0644 mca-params/*.conf "$doc/mca-params/"
+
+if [ "$pmix_fix" = 1 ]; then
+    install -d "$pkg$(dirname "$pmixconf")"
+    sed -E 's/^([[:space:]]*mca_base_component_path[[:space:]]*=.*)$/# Commented out by openmpi-coll-sharm (see its README.Debian): PMIx\
+# forwards this value to Open MPI processes as their component path.\
+# \1/' "$pmixconf" >"$pkg$pmixconf"
+    chmod 0644 "$pkg$pmixconf"
+    for script in preinst postrm; do
+        {
+            echo '#!/bin/sh'
+            echo 'set -e'
+            if [ "$script" = preinst ]; then
+                echo 'if [ "$1" = install ] || [ "$1" = upgrade ]; then'
+                echo "    dpkg-divert --package $name --add --rename --divert $pmixconf.distrib $pmixconf"
+            else
+                echo 'if [ "$1" = remove ] || [ "$1" = abort-install ] || [ "$1" = disappear ]; then'
+                echo "    dpkg-divert --package $name --remove --rename --divert $pmixconf.distrib $pmixconf"
+            fi
+            echo 'fi'
+        } >"$pkg/DEBIAN/$script"
+        chmod 0755 "$pkg/DEBIAN/$script"
+    done
+fi
 
 cat >"$doc/README.Debian" <<EOF
 openmpi-coll-sharm for Debian
@@ -109,6 +165,24 @@ Without the files: "mpirun --mca coll ^sharm ..." (or
 MPI_T performance variables coll_sharm_<op>_served / _fallbacks count the
 calls sharm served and handed to the next component.
 EOF
+if [ "$pmix_fix" = 1 ]; then
+    cat >>"$doc/README.Debian" <<EOF
+
+PMIx's parameter file
+---------------------
+
+$pmix_pkg's $pmixconf
+sets mca_base_component_path, and PMIx's "ompi" plugin passes every value of
+that file whose name looks like an Open MPI parameter to the MPI processes
+(here as OMPI_MCA_mca_base_component_path): processes started by mpirun
+then search only PMIx's plugin directory, never Open MPI's own, and no
+separately installed component (this one included) is loaded.  PMIx finds
+its plugins without that line, so this package diverts the file
+(dpkg-divert; the original is kept as pmix-mca-params.conf.distrib) and
+installs a copy with the line commented out.  Removing the package restores
+the original file.
+EOF
+fi
 
 # Debian's machine-readable copyright format.  The shared object links in
 # Rust's standard library and the crates listed below (MIT or Apache-2.0).
@@ -179,8 +253,11 @@ mkdir -p "$stage/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: amd64\n' "$name" "$name" >"$stage/debian/control"
 shlibs=$(cd "$stage" && dpkg-shlibdeps -O "${pkg#"$stage"/}$compdir/mca_coll_sharm.so" 2>/dev/null |
     sed -n 's/^shlibs:Depends=//p')
-depends=$(echo "$shlibs" | tr ',' '\n' | sed 's/^ *//' | grep -v "^$abi_pkg\b" | paste -sd, - | sed 's/,/, /g')
+depends=$(echo "$shlibs" | tr ',' '\n' | sed 's/^ *//' | grep -v "^$abi_pkg\b" |
+    { if [ "$pmix_fix" = 1 ]; then grep -v "^$pmix_pkg\b"; else cat; fi; } | paste -sd, - | sed 's/,/, /g')
 depends="${depends:+$depends, }$abi_pkg (= $abi_ver)"
+# The diverted PMIx file is a copy of that exact PMIx release's file.
+[ "$pmix_fix" = 0 ] || depends="$depends, $pmix_pkg (= $pmix_ver)"
 ( cd "$pkg" && find usr -type f -print0 | sort -z | xargs -0 md5sum ) >"$pkg/DEBIAN/md5sums"
 chmod 0644 "$pkg/DEBIAN/md5sums"
 cat >"$pkg/DEBIAN/control" <<EOF
@@ -202,6 +279,13 @@ Description: shared-memory collectives for Open MPI (coll component "sharm")
  This build is for Open MPI $ompi_ver: it installs mca_coll_sharm.so in that
  Open MPI's component directory, where every mpirun picks it up.
 EOF
+if [ "$pmix_fix" = 1 ]; then
+    cat >>"$pkg/DEBIAN/control" <<EOF
+ .
+ It diverts PMIx's pmix-mca-params.conf, whose component path PMIx would
+ otherwise impose on Open MPI's processes (see README.Debian).
+EOF
+fi
 
 mkdir -p "$out"
 deb=$out/${name}_${version}_amd64.deb

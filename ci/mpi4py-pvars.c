@@ -1,0 +1,105 @@
+/*
+ * LD_PRELOAD library for ci/mpi4py.sh: counts, through sharm's MPI_T
+ * performance variables, what sharm served in a program that knows nothing
+ * of MPI_T (mpi4py's tests).  It wraps MPI_Init/MPI_Init_thread (allocating
+ * a handle for every coll_sharm_<op>_served / _fallbacks counter right after
+ * MPI is up: Open MPI counts a counter from the moment its handle is
+ * allocated) and MPI_Finalize (reading them and printing, per process, one
+ * line
+ *
+ *   sharm-pvars: rank R served op=N ... fallbacks op=N ...
+ *
+ * with the operations whose counters are not 0; "sharm-pvars: rank R sharm
+ * not loaded" when no such counter exists).
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_PVARS 256
+
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle handles[MAX_PVARS];
+static char names[MAX_PVARS][64];
+static int npvars = -1;
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void start_counting(void)
+{
+    int provided, n;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    if (MPI_T_pvar_session_create(&session) != MPI_SUCCESS)
+        return;
+    npvars = 0;
+    MPI_T_pvar_get_num(&n);
+    for (int i = 0; i < n && npvars < MAX_PVARS; i++) {
+        char name[256], desc[256];
+        int nlen = sizeof(name), dlen = sizeof(desc), verb, cls, bind, ro, cont, atomic, count;
+        MPI_Datatype dt;
+        MPI_T_enum en;
+        if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro,
+                                &cont, &atomic) != MPI_SUCCESS)
+            continue;
+        if (strncmp(name, "coll_sharm_", 11) != 0 ||
+            !(ends_with(name, "_served") || ends_with(name, "_fallbacks")) ||
+            strlen(name) >= sizeof(names[0]))
+            continue;
+        if (MPI_T_pvar_handle_alloc(session, i, NULL, &handles[npvars], &count) != MPI_SUCCESS)
+            continue;
+        if (!cont)
+            MPI_T_pvar_start(session, handles[npvars]);
+        strcpy(names[npvars], name + 11);
+        npvars++;
+    }
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        start_counting();
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        start_counting();
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    if (npvars >= 0) {
+        int rank = -1;
+        char served[4096] = "", fell[4096] = "";
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        for (int i = 0; i < npvars; i++) {
+            unsigned long long v = 0;
+            char item[96];
+            MPI_T_pvar_read(session, handles[i], &v);
+            MPI_T_pvar_handle_free(session, &handles[i]);
+            if (v == 0)
+                continue;
+            int is_served = ends_with(names[i], "_served");
+            size_t len = strlen(names[i]) - (is_served ? 7 : 10);
+            snprintf(item, sizeof(item), " %.*s=%llu", (int)len, names[i], v);
+            strncat(is_served ? served : fell, item, sizeof(served) - strlen(served) - 1);
+        }
+        if (npvars == 0)
+            printf("sharm-pvars: rank %d sharm not loaded\n", rank);
+        else
+            printf("sharm-pvars: rank %d served%s fallbacks%s\n", rank, served, fell);
+        fflush(stdout);
+        MPI_T_pvar_session_free(&session);
+        MPI_T_finalize();
+    }
+    return PMPI_Finalize();
+}
