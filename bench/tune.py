@@ -636,13 +636,13 @@ def derive(dirs, margin, output):
                 picks = [row[i] for row in rows]
                 if len(set(picks)) > 1 or picks[0] != "auto":
                     gains_ = []
-                    for _, data in runs:
+                    for pick, (_, data) in zip(picks, runs):
                         cell = data.get((op, np_, b), {})
-                        r = paired_ratios(cell.get("auto", []), cell.get(picks[0], []))
+                        r = paired_ratios(cell.get("auto", []), cell.get(pick, []))
                         gains_.append(f"{statistics.median(r):.2f}x" if r else "-")
                     verdict = "agreed" if agreed[(op, np_)][i] != "auto" else "disagree: auto kept"
                     lines.append(f"#   {op} np={np_} {size_name(b)}: "
-                                 f"{' / '.join(picks)} ({verdict}; first pick's gain per run "
+                                 f"{' / '.join(picks)} ({verdict}; each run's gain of its pick over auto "
                                  f"{' / '.join(gains_)})")
         texts[op] = rules_text(op, agreed, nps, sz, open_end=False)
         lines.append(f"coll_sharm_{op}_rules = {texts[op]}" if texts[op]

@@ -4,7 +4,7 @@
 //! other process counts does not apply, per-rule radix and fragment give
 //! correct results, and a malformed rule is reported once and ignored.
 //!
-//! The program is `tests/mpi/rules_check.c` (Allreduce, Bcast, Reduce at 8 B,
+//! The program is `tests/mpi/rules_check.c` (Allreduce, Bcast, Reduce, Alltoall at 8 B,
 //! 64 KiB and 1 MiB on MPI_COMM_WORLD and a duplicate, every result checked).
 //! Needs `cargo build --release` first (see `tests/support`).
 
@@ -269,11 +269,13 @@ fn the_tuners_rules_parse_alike_in_rust() {
 #[test]
 fn built_in_rules_decide_when_the_user_gave_none() {
     // The built-in entries rules_check can exercise at np=2 (Allreduce,
-    // Bcast, Reduce): a size inside each entry's range, a multiple of 4.
+    // Bcast, Reduce, Alltoall): a size inside each entry's range, a
+    // multiple of 4.
     let ops = [
         (Coll::Allreduce, "MPI_Allreduce", "allreduce"),
         (Coll::Bcast, "MPI_Bcast", "bcast"),
         (Coll::Reduce, "MPI_Reduce", "reduce"),
+        (Coll::Alltoall, "MPI_Alltoall", "alltoall"),
     ];
     let table = RawRules::built_in();
     let mut sizes: Vec<u64> = table.entries[..table.count as usize]
@@ -287,7 +289,7 @@ fn built_in_rules_decide_when_the_user_gave_none() {
     sizes.dedup();
     assert!(
         !sizes.is_empty(),
-        "src/ompi/built-in-rules.conf has no Allreduce/Bcast/Reduce entry for np=2: \
+        "src/ompi/built-in-rules.conf has no Allreduce/Bcast/Reduce/Alltoall entry for np=2: \
          this test has nothing to exercise; extend it to the operations the file covers"
     );
     let out = mpirun_sizes(2, &[("coll_sharm_verbose", "100")], &sizes);

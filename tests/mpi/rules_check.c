@@ -1,6 +1,6 @@
 /*
  * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast and
- * Reduce at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
+ * Reduce (and Alltoall) at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
  * segment, so a malformed rule must still be reported only once), checks
  * every result, and prints "rules_check: OK np=<p>".  Which algorithm ran is
  * read by the Rust side from sharm's output at coll_sharm_verbose 100.
@@ -48,6 +48,18 @@ static void run(MPI_Comm comm, int bytes)
     }
     free(in);
     free(out);
+
+    /* Alltoall of `bytes` per block: block j of process i holds i*p + j. */
+    float *all_in = malloc((size_t) bytes * (size_t) p), *all_out = malloc((size_t) bytes * (size_t) p);
+    for (int j = 0; j < p; j++)
+        for (int i = 0; i < n; i++) all_in[j * n + i] = (float) (me * p + j);
+    MPI_Alltoall(all_in, n, MPI_FLOAT, all_out, n, MPI_FLOAT, comm);
+    ok = 1;
+    for (int j = 0; j < p; j++)
+        for (int i = 0; i < n; i++) ok &= all_out[j * n + i] == (float) (j * p + me);
+    check(ok, "Alltoall", bytes, me);
+    free(all_in);
+    free(all_out);
 }
 
 int main(int argc, char **argv)
