@@ -542,7 +542,7 @@ fn bench(reps: usize) {
                 // normal.  Integers: small values of both signs.
                 let value = |i: usize, k: usize| {
                     let m = 0.5 + ((i * 7 + k * 13) % 1000) as f64 / 1000.0;
-                    if (i + k) % 3 == 0 {
+                    if (i + k).is_multiple_of(3) {
                         -m
                     } else {
                         m
