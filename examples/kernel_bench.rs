@@ -515,7 +515,15 @@ fn bench(reps: usize) {
     };
     let sum = addr_of!(ompi_mpi_op_sum);
     let max = addr_of!(ompi_mpi_op_max);
-    println!("isa: {:?}; GB/s = 3 x bytes per operand / time (two operands read, one result written), median of {reps}", kernels::isa::detect());
+    // SHARM_KERNEL_STREAM_FROM=bytes overrides from which output size the
+    // fused AVX-512 kernels store non-temporally (huge = never).
+    if let Some(v) = std::env::var("SHARM_KERNEL_STREAM_FROM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        kernels::isa::set_stream_threshold(v);
+    }
+    println!("isa: {:?}; GB/s = 3 x bytes per operand / time (two operands read, one result written), median of {reps}; fused calls stream from {} bytes", kernels::isa::detect(), kernels::isa::stream_threshold());
     println!("in place: b = a op b, MPI_Reduce_local (op/avx) vs sharm's kernel; fused: out = a op b, Open MPI's way (copy b to out, MPI_Reduce_local(a, out)) vs sharm's one pass; last column: sharm fused vs one in-place MPI_Reduce_local (which computes less: no third buffer)");
     println!(
         "{:6} {:4} {:>8} | {:>9} {:>9} {:>6} | {:>10} {:>9} {:>6} | {:>9}",
