@@ -54,7 +54,7 @@ OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
        "gatherv", "barrier"]
 # Column order; unknown configs go last.
 CONFIG_ORDER = [
-    "sharm", "sharm-hier",
+    "sharm", "sharm-hier", "sharm-ompi-kernels",
     "sharm-bcast-linear", "sharm-bcast-knomial",
     "sharm-reduce-linear", "sharm-reduce-knomial",
     "sharm-allreduce-linear", "sharm-allreduce-knomial",
@@ -407,6 +407,10 @@ def print_table(op, np_, rows, xcopy):
         head.append(c.replace(f"sharm-{op}-", "sharm-"))
         if c == copy_after and show_copy:
             head += ["1copy-lim", "%lim"]
+    # sharm's reduction kernels on/off (issue 12)
+    kernels_off = "sharm" in configs and "sharm-ompi-kernels" in configs
+    if kernels_off:
+        head.append("sharm/ompi-kernels")
     if "sharm" in configs and "tuned" in configs:
         head.append("sharm/tuned")
     if "sharm" in configs and others:
@@ -423,6 +427,9 @@ def print_table(op, np_, rows, xcopy):
             if c == copy_after and show_copy:
                 line.append(fmt_us(lim) if lim else "")
                 line.append(f"{100 * lim / s:.0f}%" if lim and s else "")
+        if kernels_off:
+            line.append(ratio(s, median_of(
+                sel.get((op, np_, b, "sharm-ompi-kernels")))))
         if "sharm" in configs and "tuned" in configs:
             line.append(ratio(s, median_of(sel.get((op, np_, b, "tuned")))))
         if "sharm" in configs and others:

@@ -61,6 +61,8 @@ usage: ci/bench.sh [options]
                     (virtual nodes of 2, np >= 4 only), sharm-algos (all
                     six algorithm variants),
                     sharm-{bcast,reduce,allreduce}-{linear,knomial},
+                    sharm-ompi-kernels (reductions with Open MPI's
+                    ompi_op_reduce instead of sharm's kernels),
                     tuned, sm, han, adapt, mpich, impi
                     (default: all)
   --without-impi    leave Intel MPI out of the default configurations
@@ -149,7 +151,7 @@ if [ "$FULL" = 1 ]; then GROUP=4; else GROUP=3; fi
 # The simulated-nodes mode has configurations of its own (ci/bench-sim.sh).
 if [ -z "$SIM_NODES" ]; then
 if [ -z "$CONFIGS" ]; then
-    CONFIGS="sharm,sharm-hier,sharm-algos,tuned,sm,han,adapt,mpich"
+    CONFIGS="sharm,sharm-hier,sharm-ompi-kernels,sharm-algos,tuned,sm,han,adapt,mpich"
     [ "$WITH_IMPI" = 1 ] && CONFIGS="$CONFIGS,impi"
 fi
 [ "$REQUIRE_IMPI" = 1 ] && [[ ",$CONFIGS," != *",impi,"* ]] && CONFIGS="$CONFIGS,impi"
@@ -165,6 +167,7 @@ for c in "${CONFIG_LIST[@]}"; do
         sharm-flat) c=sharm ;;
         sharm|sharm-hier|sharm-bcast-linear|sharm-bcast-knomial|sharm-reduce-linear|\
         sharm-reduce-knomial|sharm-allreduce-linear|sharm-allreduce-knomial|\
+        sharm-ompi-kernels|\
         tuned|sm|han|adapt|mpich|impi) ;;
         *) die "unknown configuration '$c'" ;;
     esac
@@ -365,6 +368,14 @@ launch_cmd() {
             # other operations run as in plain sharm
             LAUNCH=("${ompi[@]}" "${sharm_mca[@]}"
                 --mca coll_sharm_virtual_node_size 2
+                "$BIN/sharm_bench.openmpi") ;;
+        sharm-ompi-kernels)
+            # the same plugin with every fold done by Open MPI's
+            # ompi_op_reduce (op/avx): kernels on/off in one run, for the
+            # operations that reduce
+            CONF_OPS=reduce,allreduce,reduce_scatter_block,scan
+            LAUNCH=("${ompi[@]}" "${sharm_mca[@]}"
+                --mca coll_sharm_reduction_kernels ompi
                 "$BIN/sharm_bench.openmpi") ;;
         sharm-*-*)
             local rest=${cfg#sharm-}
@@ -668,8 +679,9 @@ for np in "${NP_LIST[@]}"; do
                 launch_cmd "$c" "$np"
                 ops=$OPS
                 if [ -n "$CONF_OPS" ]; then
-                    [[ ",$OPS," == *",$CONF_OPS,"* ]] || continue
-                    ops=$CONF_OPS
+                    # the configuration's ops that were asked for
+                    ops=$(tr , '\n' <<<"$CONF_OPS" | { grep -Fxf <(tr , '\n' <<<"$OPS") || true; } | paste -sd,)
+                    [ -n "$ops" ] || continue
                 fi
                 if [ "$gi" != 0 ]; then
                     ops=$(echo ",$ops," | sed 's/,barrier,/,/; s/^,//; s/,$//')

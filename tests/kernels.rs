@@ -80,3 +80,55 @@ fn ompi_setting_uses_open_mpis_reduction() {
         run.report("a fold used sharm's kernel although coll_sharm_reduction_kernels is ompi")
     );
 }
+
+/// The element-wise kernels in the built plugin contain no gather or scatter
+/// instruction.  LLVM's loop vectoriser once vectorised the block loop of
+/// `kernels::elementwise::apply` *across* blocks for 64-bit elements at
+/// AVX-512 (a 256-byte-stride gather per operand, a scatter per result):
+/// fused double SUM ran at a tenth of the contiguous speed (docs/kernels.md).
+/// The kernels only ever walk their buffers contiguously, so any such
+/// instruction in them is that mistake again.  Reads the plugin's code with
+/// `objdump` (binutils, which comes with gcc).
+#[test]
+fn compiled_kernels_use_no_gather_or_scatter() {
+    let plugin = support::target_dir().join("release/libmca_coll_sharm.so");
+    let out = std::process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(&plugin)
+        .output()
+        .unwrap_or_else(|e| panic!("objdump {}: {e}", plugin.display()));
+    assert!(
+        out.status.success(),
+        "objdump {} failed (run `cargo build --release` first): {}",
+        plugin.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (mut kernels, mut current, mut bad) = (0, false, Vec::new());
+    for line in text.lines() {
+        if line.ends_with(">:") {
+            // A function's first line: `<address> <symbol>:`.
+            current = line.contains("kernels11elementwise");
+            kernels += current as usize;
+        } else if current {
+            let mnemonic = line.split('\t').nth(1).unwrap_or("").trim();
+            if ["vgather", "vpgather", "vscatter", "vpscatter"]
+                .iter()
+                .any(|p| mnemonic.starts_with(p))
+            {
+                bad.push(line.to_string());
+            }
+        }
+    }
+    assert!(
+        kernels > 0,
+        "no kernels::elementwise function found in {}",
+        plugin.display()
+    );
+    assert!(
+        bad.is_empty(),
+        "{} gather/scatter instructions in {kernels} element-wise kernels, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(3)]
+    );
+}

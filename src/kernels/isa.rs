@@ -6,7 +6,7 @@
 //! Other architectures have the baseline only (the portable loop, which the
 //! compiler vectorises for the target's baseline, e.g. NEON on aarch64).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isa {
@@ -57,4 +57,81 @@ pub fn available() -> Vec<Isa> {
         .into_iter()
         .filter(|i| *i as u8 <= best)
         .collect()
+}
+
+/// Output size (bytes) from which a fused AVX-512 kernel call writes its
+/// result with non-temporal stores; 0 = not yet decided.
+static STREAM_FROM: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of the largest data or unified cache CPUID describes (the last
+/// level), when it describes one.
+#[cfg(target_arch = "x86_64")]
+fn last_level_cache() -> Option<usize> {
+    use std::arch::x86_64::{__cpuid, __cpuid_count};
+    // Intel's leaf 4 and AMD's leaf 0x8000_001D (with TOPOEXT) list the
+    // caches in the same format; each leaf reads as all zeros on CPUs that
+    // do not implement it, which ends the walk at once.
+    // SAFETY (all calls): `cpuid` exists on every x86-64 CPU and only
+    // reads identification registers; leaves past the maximum are skipped.
+    #[allow(unused_unsafe)] // the intrinsics are safe functions in newer std
+    let (max, ext_max) = unsafe { (__cpuid(0).eax, __cpuid(0x8000_0000).eax) };
+    let mut best: Option<(u32, usize)> = None;
+    for leaf in [4u32, 0x8000_001D] {
+        if (leaf < 0x8000_0000 && leaf > max) || (leaf >= 0x8000_0000 && leaf > ext_max) {
+            continue;
+        }
+        for sub in 0..16 {
+            #[allow(unused_unsafe)]
+            let r = unsafe { __cpuid_count(leaf, sub) };
+            let kind = r.eax & 0x1f; // 0 none, 1 data, 2 instruction, 3 unified
+            if kind == 0 {
+                break;
+            }
+            if kind == 2 {
+                continue;
+            }
+            let level = (r.eax >> 5) & 7;
+            let ways = ((r.ebx >> 22) & 0x3ff) as usize + 1;
+            let partitions = ((r.ebx >> 12) & 0x3ff) as usize + 1;
+            let line = (r.ebx & 0xfff) as usize + 1;
+            let sets = r.ecx as usize + 1;
+            let bytes = ways * partitions * line * sets;
+            if best.is_none_or(|(l, _)| level > l) {
+                best = Some((level, bytes));
+            }
+        }
+        if best.is_some() {
+            break;
+        }
+    }
+    best.map(|(_, bytes)| bytes)
+}
+
+/// From which output size (bytes) fused calls (`out` distinct from both
+/// operands) at AVX-512 use non-temporal stores: when the three buffers
+/// together exceed the last-level cache, i.e. when the result cannot stay
+/// cached for its reader anyway.  Then a streaming store saves the read
+/// for ownership of every output line (a third of the traffic of a
+/// fused pass: +35 % at 16 MiB on the Zen 5 of docs/kernels.md), and it
+/// does not evict the operands.  Below that size the result stays in the
+/// cache for the rank that reads it next, and streaming would send it to
+/// memory instead.  Unknown cache size: never.
+pub fn stream_threshold() -> usize {
+    match STREAM_FROM.load(Ordering::Relaxed) {
+        0 => {
+            #[cfg(target_arch = "x86_64")]
+            let from = last_level_cache().map_or(usize::MAX, |c| c / 3 + 1);
+            #[cfg(not(target_arch = "x86_64"))]
+            let from = usize::MAX;
+            STREAM_FROM.store(from, Ordering::Relaxed);
+            from
+        }
+        from => from,
+    }
+}
+
+/// Overrides [`stream_threshold`] (tests and benchmarks: `usize::MAX`
+/// never streams, 1 always does); the results are the same either way.
+pub fn set_stream_threshold(bytes: usize) {
+    STREAM_FROM.store(bytes.max(1), Ordering::Relaxed);
 }

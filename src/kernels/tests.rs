@@ -657,3 +657,62 @@ fn long_double_kernels() {
     unsafe { kernel(OpKind::MaxLoc, ElemKind::LongDoubleInt).unwrap()(a.as_ptr(), bp, bp, 2) };
     assert_eq!(b2, [pair(3.0, 4), pair(2.0, 0)].concat());
 }
+
+/// The AVX-512 loop's streaming path (non-temporal stores for large fused
+/// calls) gives the same bytes as the ordinary one: forced on for every
+/// output size, with the three buffers at the same offset within a cache
+/// line (what streams: 0, 1 = not element-aligned, which falls back, one
+/// element, a line less one element) and at different offsets (falls back),
+/// every length.  In place never streams (the other tests cover it).
+/// Other tests running meanwhile are unaffected: results do not depend on
+/// the threshold.
+#[test]
+fn streaming_stores_match_reference() {
+    if !isa::available().contains(&Isa::Avx512) {
+        return;
+    }
+    let detected = isa::stream_threshold();
+    isa::set_stream_threshold(1);
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut streamed = 0;
+    for elem in ElemKind::ALL {
+        if storage(elem).is_none() {
+            continue;
+        }
+        let w = elem.extent();
+        for op in OpKind::ALL {
+            let Some(k) = kernel_at(op, elem, Isa::Avx512) else {
+                continue;
+            };
+            for n in (0..=67).chain([1000, 4099]) {
+                for (shift, skew) in [(0, 0), (1, 0), (w, 0), (64 - w, 0), (0, w)] {
+                    let bytes = n * w;
+                    let stride = (bytes + 64).next_multiple_of(64);
+                    let mut buf = vec![0u8; 3 * stride + 192];
+                    let base = (64 - buf.as_ptr() as usize % 64) % 64 + shift;
+                    let (ra, rb) = (base..base + bytes, base + stride..base + stride + bytes);
+                    let ro = base + 2 * stride + skew..base + 2 * stride + skew + bytes;
+                    fill(&mut rng, elem, &mut buf[ra.clone()]);
+                    fill(&mut rng, elem, &mut buf[rb.clone()]);
+                    let p = buf.as_mut_ptr();
+                    // SAFETY: three disjoint ranges of `buf`, n elements each.
+                    unsafe { k(p.add(ra.start), p.add(rb.start), p.add(ro.start), n) };
+                    streamed += usize::from(skew == 0 && shift % w == 0 && n >= 64);
+                    for i in 0..n {
+                        let e = |r: &std::ops::Range<usize>| {
+                            &buf[r.start + i * w..r.start + (i + 1) * w]
+                        };
+                        let want = elem_ref(op, elem, e(&ra), e(&rb));
+                        assert!(
+                            same_elem(elem, e(&ro), &want),
+                            "{op:?} {elem:?} streaming n={n} shift={shift} skew={skew} i={i}: got {:?} want {want:?}",
+                            e(&ro)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    isa::set_stream_threshold(detected);
+    assert!(streamed > 100, "only {streamed} streaming cases");
+}
