@@ -11,7 +11,7 @@ use crate::hier::collect;
 use crate::hier::network;
 use crate::hier::network::TopSpec;
 use crate::hier::plan::HierPlan;
-use crate::hier::remap::mapping::{plan as remap_plan, Variant};
+use crate::hier::remap::mapping::Variant;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype;
@@ -208,16 +208,9 @@ fn remapped_allgather(plan: &mut HierPlan, comm: Comm, block: usize, all: &mut [
     let Some(mapping) = plan.mapping(variant, remapped) else {
         return false;
     };
-    let steps = remap_plan(
-        variant,
-        p as u32,
-        me as u32,
-        &mapping.neighbours(variant, me as u32),
-    );
     tracing::trace!(
         "allgather over {p} processes: {variant:?}{}",
         if remapped { " remapped" } else { "" }
     );
-    let own = all[me * block..(me + 1) * block].to_vec();
-    network::remapped_allgather(comm, &steps, mapping, &own, all, ffi::tag_bcast())
+    network::remapped_allgather(comm, me, variant, mapping, block, all, ffi::tag_bcast())
 }
