@@ -163,16 +163,12 @@ fn metis_weights(graph: &Graph) -> Vec<Idx> {
 /// Partitions `graph` into `targets.len()` parts whose sizes should be close
 /// to `targets[u]` vertices (METIS target part weights `tpwgts = s_u / n`,
 /// imbalance tolerance `ubvec`), minimising the edge cut.  METIS does not
-/// guarantee the sizes exactly; see `partition::repair`.  `strict`: a
-/// tolerance of 0.1 %, otherwise one vertex of the smallest part (the
-/// looser one lets METIS find lower cuts that the repair must then pay for;
-/// which is better depends on the layout, so small graphs try both).
+/// guarantee the sizes exactly; see `partition::repair`.
 pub fn part_graph(
     graph: &Graph,
     targets: &[u32],
     method: Method,
     seed: u32,
-    strict: bool,
 ) -> Result<Vec<u32>, MetisError> {
     let n = graph.n();
     let parts = targets.len();
@@ -195,8 +191,7 @@ pub fn part_graph(
         .filter(|&s| s > 0)
         .min()
         .unwrap_or(1);
-    let loose = 1.0 + 1.0 / smallest as Real;
-    let mut ubvec: [Real; 1] = [if strict { 1.001 } else { loose.max(1.001) }];
+    let mut ubvec: [Real; 1] = [(1.001 as Real).max(1.0 + 1.0 / smallest as Real)];
     let mut options = [0 as Idx; NOPTIONS];
     let mut nvtxs = n as Idx;
     let mut ncon: Idx = 1;
@@ -271,7 +266,7 @@ mod tests {
         edges.push((3, 4, 1));
         let g = Graph::from_edges(8, edges);
         for method in [Method::Kway, Method::Recursive] {
-            let part = part_graph(&g, &[4, 4], method, 1, false).unwrap();
+            let part = part_graph(&g, &[4, 4], method, 1).unwrap();
             assert_eq!(g.cut(&part), 1, "{method:?}: {part:?}");
             assert!(part[..4].iter().all(|&p| p == part[0]));
             assert!(part[4..].iter().all(|&p| p == part[4]));
