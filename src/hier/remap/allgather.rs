@@ -25,7 +25,7 @@
 //! neighbours ([`Mapping::neighbours`]), the reorder variants' final move
 //! reads the whole π⁻¹ table.
 
-use crate::hier::schedule::plan::{Action, BlockOrder, Collective, Into, Kind, Span};
+use crate::hier::schedule::plan::{Action, BlockOrder, Collective, Into, Kind, Shape, Span};
 
 use super::mapping::{Mapping, Variant};
 use super::pattern;
@@ -54,14 +54,13 @@ impl RemappedAllgather<'_> {
 }
 
 impl Collective for RemappedAllgather<'_> {
-    fn size(&self) -> usize {
-        self.n() as usize
-    }
-    fn count(&self) -> usize {
-        self.n() as usize * self.block
-    }
-    fn kind(&self) -> Kind {
-        Kind::Allgather { block: self.block }
+    fn shape(&self) -> Shape {
+        let n = self.n() as usize;
+        Shape {
+            size: n,
+            count: n * self.block,
+            kind: Kind::Allgather { block: self.block },
+        }
     }
     fn steps(&self, _rank: usize) -> usize {
         self.first() + pattern::steps(self.variant.algorithm(), self.n()) as usize

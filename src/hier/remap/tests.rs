@@ -6,7 +6,7 @@ use super::mapping::{Mapping, Placement, Variant};
 use super::partition;
 use super::pattern::{self, Algorithm};
 use super::{compare, first_exchange_blocks, inter_node_elements, Remap};
-use crate::hier::schedule::plan::{Action, BlockOrder, Collective, Kind, Span};
+use crate::hier::schedule::plan::{Action, BlockOrder, Collective, Shape, Span};
 use crate::hier::schedule::sim::{simulate, Costs, Report, SimError};
 
 /// xorshift64* for random layouts and permutations (deterministic).
@@ -314,14 +314,8 @@ struct Broken<'a> {
 }
 
 impl Collective for Broken<'_> {
-    fn size(&self) -> usize {
-        self.inner.size()
-    }
-    fn count(&self) -> usize {
-        self.inner.count()
-    }
-    fn kind(&self) -> Kind {
-        self.inner.kind()
+    fn shape(&self) -> Shape {
+        self.inner.shape()
     }
     fn steps(&self, rank: usize) -> usize {
         self.inner.steps(rank)
@@ -389,14 +383,8 @@ fn simulation_catches_broken_schedules() {
         // The wrong final order: position t read as block t + 1.
         struct Shifted<'a>(&'a RemappedAllgather<'a>);
         impl Collective for Shifted<'_> {
-            fn size(&self) -> usize {
-                self.0.size()
-            }
-            fn count(&self) -> usize {
-                self.0.count()
-            }
-            fn kind(&self) -> Kind {
-                self.0.kind()
+            fn shape(&self) -> Shape {
+                self.0.shape()
             }
             fn steps(&self, rank: usize) -> usize {
                 self.0.steps(rank)

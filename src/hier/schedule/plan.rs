@@ -93,6 +93,28 @@ pub enum Kind {
     Allgather { block: usize },
 }
 
+impl Kind {
+    /// Bcast (`reduce` false) or Reduce rooted at group index 0, the form of
+    /// every rooted builder.
+    pub fn rooted(reduce: bool) -> Kind {
+        if reduce {
+            Kind::Reduce { root: 0 }
+        } else {
+            Kind::Bcast { root: 0 }
+        }
+    }
+}
+
+/// What every builder states about itself: processes (group indices
+/// 0..size), elements in every process's buffer, and what the collective
+/// leaves where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub size: usize,
+    pub count: usize,
+    pub kind: Kind,
+}
+
 /// Where an Allgather's blocks lie in one process's buffer after the steps:
 /// block position t holds the block of process g((t + shift) mod n), g
 /// being `table` (a permutation of 0..n, the same on every process) or the
@@ -171,11 +193,18 @@ impl Schedule {
 /// holds more than the steps it is working on: at p = 65,536 a simulation
 /// keeps O(p) state, not O(p · steps).
 pub trait Collective: Sync {
+    fn shape(&self) -> Shape;
     /// Processes (group indices 0..size).
-    fn size(&self) -> usize;
+    fn size(&self) -> usize {
+        self.shape().size
+    }
     /// Elements in every process's buffer.
-    fn count(&self) -> usize;
-    fn kind(&self) -> Kind;
+    fn count(&self) -> usize {
+        self.shape().count
+    }
+    fn kind(&self) -> Kind {
+        self.shape().kind
+    }
     /// Steps of process `rank`.
     fn steps(&self, rank: usize) -> usize;
     /// Appends the actions of step `s` of process `rank` to `out`.
