@@ -11,7 +11,7 @@ use crate::hier::collect;
 use crate::hier::network;
 use crate::hier::network::TopSpec;
 use crate::hier::plan::HierPlan;
-use crate::hier::remap::mapping::{plan as remap_plan, Variant};
+use crate::hier::remap::mapping::Variant;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype;
@@ -153,19 +153,25 @@ fn chain_of(plan: &mut HierPlan) -> Chain<'_> {
     }
 }
 
-/// MPI_Allgather: this process's block goes into a packed buffer of p blocks
-/// (the user's receive buffer itself when it is one contiguous range), the
-/// hierarchy fills the rest, and a packed buffer is unpacked block by block.
+/// MPI_Allgather, and MPI_Allgatherv with equal counts (the route sends no
+/// other here): this process's block goes into a packed buffer of p blocks
+/// (for Allgather the user's receive buffer itself when it is one
+/// contiguous range), the hierarchy fills the rest, and a packed buffer is
+/// unpacked block by block (Allgatherv: at the displacements).
 fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
-    debug_assert_eq!(m.coll, Coll::Allgather);
+    debug_assert!(
+        m.coll == Coll::Allgather || (m.coll == Coll::Allgatherv && m.recv_side.equal_blocks())
+    );
     let (me, p) = (plan.me, plan.size);
     let alg = plan.params.bcast;
     let mine = m.recv_side.block(me);
     let block = mine.bytes();
     // The receive buffer as one typed range of p blocks, when its count fits
     // an int (else it is handled block by block, packed).
+    // Allgatherv's blocks lie at its displacements: always packed.
     let whole = i32::try_from(m.recv.count as i64 * p as i64)
         .ok()
+        .filter(|_| m.coll == Coll::Allgather)
         .map(|n| TypedBuf::new(m.recv.buf, n, m.recv.dtype));
     let direct = whole.and_then(
         |w| match dtype::movement(w.info(), w.dtype.contiguous(w.count)) {
@@ -239,16 +245,9 @@ fn remapped_allgather(plan: &mut HierPlan, comm: Comm, block: usize, all: &mut [
     let Some(mapping) = plan.mapping(variant, remapped) else {
         return false;
     };
-    let steps = remap_plan(
-        variant,
-        p as u32,
-        me as u32,
-        &mapping.neighbours(variant, me as u32),
-    );
     tracing::trace!(
         "allgather over {p} processes: {variant:?}{}",
         if remapped { " remapped" } else { "" }
     );
-    let own = all[me * block..(me + 1) * block].to_vec();
-    network::remapped_allgather(comm, &steps, mapping, &own, all, ffi::tag_bcast())
+    network::remapped_allgather(comm, me, variant, mapping, block, all, ffi::tag_bcast())
 }

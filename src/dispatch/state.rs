@@ -101,14 +101,21 @@ enum HierKind {
 }
 
 /// `spans_nodes`: the processes are not all on this node.  Barrier and
-/// Allgather take the hierarchy only then (or, for Allgather, when an
+/// Allgather (and Allgatherv with equal counts) take the hierarchy only then (or, for Allgather, when an
 /// algorithm is asked for by name): on one node (virtual nodes, hierarchy
 /// `on`) the flat shared-memory path does the same job in fewer hops.
 fn hierarchical_kind(args: &Args, spans_nodes: bool, allgather_named: bool) -> HierKind {
     match args {
         Args::Bcast { .. } => HierKind::Always,
         Args::Barrier if spans_nodes => HierKind::Always,
-        Args::Movement(m) if m.coll == Coll::Allgather && (spans_nodes || allgather_named) => {
+        // Allgatherv only with equal counts (an O(p) look at the counts,
+        // decided alike everywhere: see RootSide::equal_blocks); other
+        // counts are handed over across nodes.
+        Args::Movement(m)
+            if (m.coll == Coll::Allgather
+                || (m.coll == Coll::Allgatherv && m.recv_side.equal_blocks()))
+                && (spans_nodes || allgather_named) =>
+        {
             HierKind::Always
         }
         Args::Reduction(r) if matches!(r.coll, Coll::Reduce | Coll::Allreduce) => {

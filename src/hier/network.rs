@@ -3,11 +3,12 @@
 //! chosen by `coll_sharm_hierarchy_top_allreduce_algorithm` (recursive
 //! doubling, ring, lattice ring (paper 001), Trinaryx3 (paper 002)), built
 //! as a schedule and run by the one executor; and paper 003's remapped
-//! Allgather (`remapped_allgather`), which runs `remap`'s per-process plans.
+//! Allgather (`remapped_allgather`), whose variants are schedules too.
 
-use crate::hier::remap::mapping::{Finish, Mapping, Plan, Source};
+use crate::hier::remap::{Mapping, RemappedAllgather, Variant};
 use crate::hier::schedule::cost::{self, Net, TopAllreduce as Shape, PACKET_BYTES};
 use crate::hier::schedule::exec::{Executor, Layout, Transport};
+use crate::hier::schedule::gather;
 use crate::hier::schedule::lattice::Lattice;
 use crate::hier::schedule::plan::{Collective, Order};
 use crate::hier::schedule::trinaryx3::Trinaryx3;
@@ -221,85 +222,43 @@ pub fn run_top_allreduce(
     }
 }
 
-/// Paper 003's Allgather over all processes through the PML: `plan` (one
-/// process's steps in the remapped numbering, `mapping`'s π) moves blocks of
-/// `block` bytes; `own` is this process's block, `all` receives the p blocks
-/// in rank order.  True when every transfer worked.
+/// Paper 003's Allgather over all processes through the PML: the
+/// variant's schedule (`remap::allgather`) in `mapping`'s numbering, run by
+/// the one executor like every other network schedule.  `all` holds the p
+/// blocks of `block` bytes in rank order, this process's own at position
+/// `me` on entry; the local moves before and after the steps are
+/// `schedule::gather`'s.  True when every transfer worked.
 pub fn remapped_allgather(
     comm: Comm,
-    plan: &Plan,
+    me: usize,
+    variant: Variant,
     mapping: &Mapping,
-    own: &[u8],
+    block: usize,
     all: &mut [u8],
     tag: i32,
 ) -> bool {
-    let block = own.len();
-    let n = plan.n as usize;
-    debug_assert_eq!(all.len(), n * block);
-    if let Some(pos) = plan.place_own {
-        let at = pos as usize * block;
-        all[at..at + block].copy_from_slice(own);
-    }
-    let base = all.as_mut_ptr();
-    for step in &plan.steps {
-        let mut reqs: Vec<RawRequest> = Vec::new();
-        // Within a step the received range and the sent one are disjoint
-        // (checked by the remap simulation), so both may be in flight on
-        // the same buffer; pieces stay below 2^31 bytes.
-        // SAFETY: ranges inside `all` (n blocks) or `own`, alive and not
-        // touched otherwise until the wait below.
-        unsafe {
-            if let Some(r) = step.recv {
-                let (at, len) = (r.first as usize * block, r.count as usize * block);
-                for piece in (0..len).step_by(p2p::MAX_TRANSFER.max(1)) {
-                    let l = p2p::MAX_TRANSFER.min(len - piece);
-                    reqs.push(p2p::irecv_raw(
-                        comm,
-                        base.add(at + piece),
-                        l,
-                        r.peer as usize,
-                        tag,
-                    ));
-                }
-            }
-            if let Some(s) = step.send {
-                let (src, len) = match s.from {
-                    Source::Own => (own.as_ptr(), block),
-                    Source::Buf { first, count } => (
-                        base.add(first as usize * block).cast_const(),
-                        count as usize * block,
-                    ),
-                };
-                for piece in (0..len).step_by(p2p::MAX_TRANSFER.max(1)) {
-                    let l = p2p::MAX_TRANSFER.min(len - piece);
-                    reqs.push(p2p::isend_raw(
-                        comm,
-                        src.add(piece),
-                        l,
-                        s.peer as usize,
-                        tag,
-                    ));
-                }
-            }
-        }
-        let posted = reqs.iter().all(|r| !r.is_null());
-        if !(p2p::wait_all_raw(&mut reqs) && posted) {
-            return false;
-        }
-    }
-    let target = |t: usize| -> usize {
-        match plan.finish {
-            Finish::Done => t,
-            Finish::Rotate(s) => (t + s as usize) % n,
-            Finish::Reorder { offset } => mapping.pi_inv[(t + offset as usize) % n] as usize,
-        }
+    let coll = RemappedAllgather {
+        variant,
+        mapping,
+        block,
     };
-    if plan.finish != Finish::Done {
-        let moved = all.to_vec();
-        for t in 0..n {
-            let to = target(t);
-            all[to * block..(to + 1) * block].copy_from_slice(&moved[t * block..(t + 1) * block]);
+    let members: Vec<usize> = (0..coll.size()).collect();
+    debug_assert_eq!(all.len(), coll.count());
+    gather::place_own(&coll, me, all, block);
+    // Elements are bytes: blocks need no datatype here.
+    let bytes = Layout { size: 1, extent: 1 };
+    let pml = Pml {
+        comm,
+        members: &members,
+    };
+    match run_schedule(pml, me, &coll, bytes, None, tag, all) {
+        Ok(()) => {
+            gather::arrange(&coll, me, all, block);
+            true
+        }
+        Err(e) => {
+            tracing::warn!("allgather ({variant:?}): {e}");
+            false
         }
     }
-    true
 }

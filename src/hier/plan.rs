@@ -14,7 +14,7 @@ use tracing::{debug, info, warn};
 use crate::hier::chain::{Group, Transport};
 use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
 use crate::hier::remap::mapping::{Mapping, Placement, Variant};
-use crate::hier::remap::{self, Remap};
+use crate::hier::remap::Remap;
 use crate::hier::topology::{
     parse_topology_file, virtual_node_names, Level, LevelSelection, Locality,
 };
@@ -418,7 +418,7 @@ impl HierPlan {
         if !self.remaps.iter().any(known) {
             let placement = Placement::new(self.node_of.clone());
             let mapping = if remapped {
-                let remap = match Remap::new(variant.algorithm(), &placement, &self.switch_nodes) {
+                let remap = match Remap::new(variant, &placement, &self.switch_nodes) {
                     Ok(r) => r,
                     Err(e) => {
                         warn!(
@@ -428,14 +428,22 @@ impl HierPlan {
                     }
                 };
                 if self.me == 0 {
-                    let (plain, with) = remap::compare(variant, &placement, &remap.mapping);
+                    let st = &remap.stats;
                     debug!(
-                        "allgather {variant:?} on {} nodes: {plain} inter-node blocks without remapping, {with} with (cut {} before repair, {} after, {} moved){}",
+                        "allgather {variant:?} on {} nodes: {} inter-node blocks without remapping, {} with (cut {} by METIS, {} after {} moves to exact sizes, {} after {} swaps){}",
                         placement.nodes,
-                        remap.stats.cut_metis,
-                        remap.stats.cut_repaired,
-                        remap.stats.moved,
-                        if remap.identity { "; the placement is as good already: pi = identity" } else { "" }
+                        remap.identity_blocks,
+                        remap.blocks(),
+                        st.cut_metis,
+                        st.cut_moved,
+                        st.moved,
+                        st.cut_repaired,
+                        st.swaps,
+                        if remap.identity {
+                            format!("; the METIS mapping would move {} blocks, no fewer than the placement as it is: pi = identity used", remap.metis_blocks)
+                        } else {
+                            String::new()
+                        }
                     );
                 }
                 remap.mapping

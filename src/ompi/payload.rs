@@ -189,6 +189,18 @@ pub struct RootSide<'a> {
 }
 
 impl RootSide<'_> {
+    /// Every block holds the same number of elements (always for the
+    /// non-v collectives; for a v-variant when all counts are equal).  The
+    /// counts of an Allgatherv are significant everywhere and block j has
+    /// the same type signature on every process, so for it this answer is
+    /// the same on all processes without a message.
+    pub fn equal_blocks(&self) -> bool {
+        match self.counts {
+            Some((counts, _)) => counts.windows(2).all(|w| w[0] == w[1]),
+            None => true,
+        }
+    }
+
     pub fn block(&self, r: usize) -> TypedBuf {
         match self.counts {
             Some((counts, displs)) => self.whole.block(r, counts[r], Some(displs[r])),

@@ -25,11 +25,12 @@
 //! * **Bruck-reorder** — 1. Bruck steps as above, own a_i at position 0;
 //!   2. the block at position j moves to position π⁻¹((j + i') mod n).
 //!
-//! A process's plan needs only its neighbours' mapping ([`Neighbours`]:
-//! O(log n) pairs).  The reorder variants' final permutation, however, reads
-//! π⁻¹ at every position: that step needs the whole table (n entries, as
-//! large as the result itself); the exch variants pay one extra exchange
-//! instead and need no table.
+//! The variants run as schedules (`allgather`).  A process's steps need
+//! only its neighbours' mapping ([`Neighbours`]: O(log n) pairs).  The
+//! reorder variants' final permutation, however, reads π⁻¹ at every
+//! position: that step needs the whole table (n entries, as large as the
+//! result itself); the exch variants pay one extra exchange instead and need
+//! no table.
 
 use super::pattern::{self, Algorithm};
 
@@ -183,122 +184,6 @@ impl Variant {
     }
 }
 
-/// Where the blocks sent at a step come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// The process's own contribution a_i (the send buffer).
-    Own,
-    /// `count` blocks from position `first` of the local result buffer.
-    Buf { first: u32, count: u32 },
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Send {
-    pub peer: u32,
-    pub from: Source,
-}
-
-/// Receive `count` blocks from rank `peer` into positions `first..`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Recv {
-    pub peer: u32,
-    pub first: u32,
-    pub count: u32,
-}
-
-/// One step of one process: the send and the receive may proceed together
-/// (they are independent within a step; steps are sequential).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Step {
-    pub send: Option<Send>,
-    pub recv: Option<Recv>,
-}
-
-/// The local permutation after the last step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Finish {
-    /// The buffer is the result.
-    Done,
-    /// Position t moves to (t + s) mod n.
-    Rotate(u32),
-    /// Position t moves to π⁻¹((t + offset) mod n) — needs the π⁻¹ table.
-    Reorder { offset: u32 },
-}
-
-/// Everything process `rank` does in one remapped Allgather, in blocks of
-/// m bytes.  Maps 1:1 onto a per-process schedule: before step 0 copy the
-/// own block to `place_own` (if any); each `Step` is one round (post the
-/// receive, send, wait for both); then the `Finish` permutation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
-    pub rank: u32,
-    pub n: u32,
-    pub place_own: Option<u32>,
-    pub steps: Vec<Step>,
-    pub finish: Finish,
-}
-
-/// Builds the plan of `rank` for `variant` from its neighbour mapping only.
-pub fn plan(variant: Variant, n: u32, rank: u32, nb: &Neighbours) -> Plan {
-    let alg = variant.algorithm();
-    let me = nb.me;
-    let mut steps = Vec::new();
-    if variant.exch() {
-        // Step 1 of the exch variants: a_i goes to the rank running logical
-        // vertex i; a_{i'} comes from rank i' and lands where logical vertex
-        // i' keeps its own block.
-        steps.push(Step {
-            send: Some(Send {
-                peer: nb.rank_of(rank),
-                from: Source::Own,
-            }),
-            recv: Some(Recv {
-                peer: me,
-                first: pattern::own_position(alg, me),
-                count: 1,
-            }),
-        });
-    }
-    for k in 0..pattern::steps(alg, n) {
-        let s = pattern::logical_step(alg, n, me, k);
-        steps.push(Step {
-            send: s.send.map(|x| Send {
-                peer: nb.rank_of(x.peer),
-                from: Source::Buf {
-                    first: x.first,
-                    count: x.count,
-                },
-            }),
-            recv: s.recv.map(|x| Recv {
-                peer: nb.rank_of(x.peer),
-                first: x.first,
-                count: x.count,
-            }),
-        });
-    }
-    let (place_own, finish) = match variant {
-        Variant::RdExch => (None, Finish::Done),
-        Variant::RdReorder => (Some(me), Finish::Reorder { offset: 0 }),
-        Variant::BruckExch => (None, Finish::Rotate(me)),
-        Variant::BruckReorder => (Some(0), Finish::Reorder { offset: me }),
-    };
-    Plan {
-        rank,
-        n,
-        place_own,
-        steps,
-        finish,
-    }
-}
-
-/// Plans of all ranks (each built from its own neighbour mapping only).
-pub fn all_plans(variant: Variant, mapping: &Mapping) -> Vec<Plan> {
-    let n = mapping.n();
-    (0..n)
-        .map(|r| plan(variant, n, r, &mapping.neighbours(variant, r)))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,9 +204,11 @@ mod tests {
         assert_eq!((m.pi[1], m.pi[3]), (0, 4));
     }
 
-    /// O(log n) neighbour information, and plans use only it.
+    /// O(log n) neighbour information, and the schedules use only it.
     #[test]
     fn neighbour_mapping_is_logarithmic() {
+        use super::super::allgather::RemappedAllgather;
+        use crate::hier::schedule::plan::Collective;
         let n = 1000;
         let pi: Vec<u32> = (0..n).map(|r| (r * 7 + 3) % n).collect();
         let mut pi_inv = vec![0; n as usize];
@@ -330,24 +217,20 @@ mod tests {
         }
         let m = Mapping { pi, pi_inv };
         for v in Variant::ALL {
+            let coll = RemappedAllgather {
+                variant: v,
+                mapping: &m,
+                block: 1,
+            };
             for r in [0, 1, 499, 999] {
                 let nb = m.neighbours(v, r);
                 assert!(nb.known.len() <= 2 * 12 + 1, "{v:?}: {}", nb.known.len());
-                // The plan built from the neighbours alone names the same
-                // ranks as a lookup in the full table.
-                let p = plan(v, n, r, &nb);
-                let me = m.pi[r as usize];
-                let offset = usize::from(v.exch());
-                for (k, s) in p.steps.iter().enumerate().skip(offset) {
-                    let l = pattern::logical_step(v.algorithm(), n, me, (k - offset) as u32);
-                    assert_eq!(
-                        s.send.map(|x| x.peer),
-                        l.send.map(|x| m.pi_inv[x.peer as usize])
-                    );
-                    assert_eq!(
-                        s.recv.map(|x| x.peer),
-                        l.recv.map(|x| m.pi_inv[x.peer as usize])
-                    );
+                // Every peer of the schedule is a known neighbour's rank, or
+                // rank π(r) itself (the exch variants' first receive).
+                let mut known: Vec<u32> = nb.known.iter().map(|&(_, rank)| rank).collect();
+                known.push(nb.me);
+                for a in coll.schedule_of(r as usize).iter().flatten() {
+                    assert!(known.contains(&(a.peer() as u32)), "{v:?} rank {r}");
                 }
             }
         }

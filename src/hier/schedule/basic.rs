@@ -3,7 +3,7 @@
 //! and ring Allreduce.  Each computes any step of any process directly, in
 //! O(actions of the step).
 
-use super::plan::{Action, Collective, Into, Kind, Order, Span};
+use super::plan::{Action, Collective, Into, Kind, Order, Shape, Span};
 
 fn whole(count: usize) -> Span {
     Span::new(0, count)
@@ -36,17 +36,11 @@ pub struct Flat {
 }
 
 impl Collective for Flat {
-    fn size(&self) -> usize {
-        self.p
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        if self.reduce {
-            Kind::Reduce { root: 0 }
-        } else {
-            Kind::Bcast { root: 0 }
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.p,
+            count: self.count,
+            kind: Kind::rooted(self.reduce),
         }
     }
     fn steps(&self, rank: usize) -> usize {
@@ -91,17 +85,11 @@ impl Binomial {
 }
 
 impl Collective for Binomial {
-    fn size(&self) -> usize {
-        self.p
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        if self.reduce {
-            Kind::Reduce { root: 0 }
-        } else {
-            Kind::Bcast { root: 0 }
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.p,
+            count: self.count,
+            kind: Kind::rooted(self.reduce),
         }
     }
     fn steps(&self, rank: usize) -> usize {
@@ -198,17 +186,11 @@ pub struct RingRooted {
 }
 
 impl Collective for RingRooted {
-    fn size(&self) -> usize {
-        self.p
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        if self.reduce {
-            Kind::Reduce { root: 0 }
-        } else {
-            Kind::Bcast { root: 0 }
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.p,
+            count: self.count,
+            kind: Kind::rooted(self.reduce),
         }
     }
     fn steps(&self, _rank: usize) -> usize {
@@ -247,14 +229,12 @@ pub struct RingAllreduce {
 }
 
 impl Collective for RingAllreduce {
-    fn size(&self) -> usize {
-        self.p
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        Kind::Allreduce
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.p,
+            count: self.count,
+            kind: Kind::Allreduce,
+        }
     }
     fn steps(&self, _rank: usize) -> usize {
         2 * (self.p - 1)
@@ -297,14 +277,12 @@ impl RecursiveDoubling {
 }
 
 impl Collective for RecursiveDoubling {
-    fn size(&self) -> usize {
-        self.p
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        Kind::Allreduce
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.p,
+            count: self.count,
+            kind: Kind::Allreduce,
+        }
     }
     fn steps(&self, rank: usize) -> usize {
         let rounds = self.q().trailing_zeros() as usize;

@@ -28,7 +28,7 @@
 //! (`dims = [N]`).
 
 use super::basic::Ring;
-use super::plan::{Action, Collective, Kind, Span};
+use super::plan::{Action, Collective, Kind, Shape, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lattice {
@@ -89,14 +89,12 @@ impl Lattice {
 }
 
 impl Collective for Lattice {
-    fn size(&self) -> usize {
-        self.dims.iter().product()
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        Kind::Allreduce
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.dims.iter().product(),
+            count: self.count,
+            kind: Kind::Allreduce,
+        }
     }
     fn steps(&self, rank: usize) -> usize {
         2 * (0..self.dims.len())

@@ -12,19 +12,21 @@
 //! * [`cost`]: closed-form costs, lattice dimensions and segment counts from
 //!   the papers' models, the `auto` rule;
 //! * [`exec`]: runs one process's schedule over a [`exec::Transport`];
+//! * [`gather`]: the local block moves before and after an Allgather's steps;
 //! * [`sim`]: runs them all, checks results, counts and estimates costs.
 
 pub mod basic;
 pub mod cost;
 pub mod exec;
+pub mod gather;
 pub mod lattice;
 pub mod plan;
 pub mod sim;
 pub mod trinaryx3;
 
 #[cfg(test)]
-mod loopback;
+pub(crate) mod loopback;
 #[cfg(test)]
 mod tests;
 
-pub use plan::{Action, Collective, Into, Kind, Order, Schedule, Span};
+pub use plan::{Action, BlockOrder, Collective, Into, Kind, Order, Schedule, Span};

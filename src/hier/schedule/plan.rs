@@ -84,6 +84,65 @@ pub enum Kind {
     Reduce { root: usize },
     /// Every process ends with the reduction of all buffers.
     Allreduce,
+    /// Every process ends with every process's block of `block` elements
+    /// (the buffer holds `size` blocks).  Process r starts with its own
+    /// block at block position `own_block(r)`; after the steps, position t
+    /// holds the block of the process `block_order(r).rank_at(t)`, and the
+    /// caller moves it there ([`super::gather`]: the local moves around the
+    /// steps, which need no messages).
+    Allgather { block: usize },
+}
+
+impl Kind {
+    /// Bcast (`reduce` false) or Reduce rooted at group index 0, the form of
+    /// every rooted builder.
+    pub fn rooted(reduce: bool) -> Kind {
+        if reduce {
+            Kind::Reduce { root: 0 }
+        } else {
+            Kind::Bcast { root: 0 }
+        }
+    }
+}
+
+/// What every builder states about itself: processes (group indices
+/// 0..size), elements in every process's buffer, and what the collective
+/// leaves where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub size: usize,
+    pub count: usize,
+    pub kind: Kind,
+}
+
+/// Where an Allgather's blocks lie in one process's buffer after the steps:
+/// block position t holds the block of process g((t + shift) mod n), g
+/// being `table` (a permutation of 0..n, the same on every process) or the
+/// identity.  One form covers the rotations (Bruck) and the table lookups
+/// (paper 003's reorder variants), and lets the simulator label blocks so
+/// that runs of consecutive blocks stay one piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockOrder<'a> {
+    pub shift: usize,
+    pub table: Option<&'a [u32]>,
+}
+
+impl BlockOrder<'_> {
+    /// Rank order: position t holds block t.
+    pub const IN_ORDER: BlockOrder<'static> = BlockOrder {
+        shift: 0,
+        table: None,
+    };
+
+    /// The process whose block position `t` of `n` holds.
+    pub fn rank_at(&self, t: usize, n: usize) -> usize {
+        let l = (t + self.shift) % n;
+        self.table.map_or(l, |g| g[l] as usize)
+    }
+
+    pub fn is_in_order(&self) -> bool {
+        self.shift == 0 && self.table.is_none()
+    }
 }
 
 /// One process's schedule, materialised: `steps` as offsets into `actions`,
@@ -134,15 +193,32 @@ impl Schedule {
 /// holds more than the steps it is working on: at p = 65,536 a simulation
 /// keeps O(p) state, not O(p · steps).
 pub trait Collective: Sync {
+    fn shape(&self) -> Shape;
     /// Processes (group indices 0..size).
-    fn size(&self) -> usize;
+    fn size(&self) -> usize {
+        self.shape().size
+    }
     /// Elements in every process's buffer.
-    fn count(&self) -> usize;
-    fn kind(&self) -> Kind;
+    fn count(&self) -> usize {
+        self.shape().count
+    }
+    fn kind(&self) -> Kind {
+        self.shape().kind
+    }
     /// Steps of process `rank`.
     fn steps(&self, rank: usize) -> usize;
     /// Appends the actions of step `s` of process `rank` to `out`.
     fn step(&self, rank: usize, s: usize, out: &mut Vec<Action>);
+
+    /// Allgather: the block position where `rank` puts its own block before
+    /// step 0 (see [`Kind::Allgather`]).
+    fn own_block(&self, rank: usize) -> usize {
+        rank
+    }
+    /// Allgather: what the block positions of `rank` hold after the steps.
+    fn block_order(&self, _rank: usize) -> BlockOrder<'_> {
+        BlockOrder::IN_ORDER
+    }
 
     /// The process's whole schedule, for the executor.
     fn schedule_of(&self, rank: usize) -> Schedule {

@@ -154,6 +154,21 @@ impl Val {
         self.a = self.a.wrapping_add(self.b.wrapping_mul(shift as u64));
         self
     }
+
+    /// An Allgather block: the value at element e is the element's index in
+    /// the block sequence of labels (label·block + offset in the block), so
+    /// consecutive labels at consecutive positions are one linear piece and
+    /// a block misplaced by any number of elements changes the value.  `at`
+    /// is the element where the block starts in the buffer.
+    fn block(label: usize, block: usize, at: usize) -> Val {
+        Val {
+            a: ((label * block) as u64).wrapping_sub(at as u64),
+            b: 1,
+            tree: 0,
+            seq: 0,
+            pow: 1,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,6 +228,10 @@ impl Buffer {
         if span.len == 0 {
             return;
         }
+        if into == Into::Copy {
+            self.overwrite(span, count, data);
+            return;
+        }
         // Fast path: one piece in, exactly one piece there.
         if let &[(0, len, v)] = data {
             let i = self.find(span.start);
@@ -235,6 +254,33 @@ impl Buffer {
             let v = v.shifted(-(span.start as i64));
             for p in &mut self.pieces[first..last] {
                 p.v = apply(p.v, v, into);
+            }
+        }
+    }
+
+    /// A copy: the pieces of `span` are replaced by `data`'s, and equal
+    /// neighbours merged, so that a buffer filled by many copies of
+    /// consecutive blocks (an Allgather) stays a few pieces.
+    fn overwrite(&mut self, span: Span, count: usize, data: &[(usize, usize, Val)]) {
+        let first = self.split_at(span.start);
+        let last = if span.end() < count {
+            self.split_at(span.end())
+        } else {
+            self.pieces.len()
+        };
+        let new = data.iter().map(|&(off, _, v)| Piece {
+            start: span.start + off,
+            v: v.shifted(-(span.start as i64)),
+        });
+        self.pieces.splice(first..last, new);
+        let mut i = first.max(1);
+        let mut end = (first + data.len() + 1).min(self.pieces.len());
+        while i < end {
+            if self.pieces[i].v == self.pieces[i - 1].v {
+                self.pieces.remove(i);
+                end -= 1;
+            } else {
+                i += 1;
             }
         }
     }
@@ -317,28 +363,28 @@ pub fn simulate(coll: &dyn Collective, costs: &Costs, symbolic: bool) -> Result<
     let p = coll.size();
     let count = coll.count();
     let kind = coll.kind();
-    let mut procs: Vec<Proc> = (0..p)
-        .map(|r| {
-            let steps = coll.steps(r);
-            let v = match kind {
-                Kind::Bcast { root } if root != r => Val::UNDEFINED,
-                _ => Val::leaf(r),
-            };
-            Proc {
-                steps,
-                send_ports: vec![0.0; costs.ports],
-                recv_ports: vec![0.0; costs.ports],
-                buf: Buffer {
-                    pieces: if symbolic {
-                        vec![Piece { start: 0, v }]
-                    } else {
-                        Vec::new()
-                    },
-                },
-                ..Default::default()
-            }
-        })
-        .collect();
+    let mut procs: Vec<Proc> = Vec::with_capacity(p);
+    for r in 0..p {
+        let pieces = match kind {
+            _ if !symbolic => Vec::new(),
+            Kind::Bcast { root } if root != r => vec![Piece {
+                start: 0,
+                v: Val::UNDEFINED,
+            }],
+            Kind::Allgather { block } => own_block_pieces(coll, r, block)?,
+            _ => vec![Piece {
+                start: 0,
+                v: Val::leaf(r),
+            }],
+        };
+        procs.push(Proc {
+            steps: coll.steps(r),
+            send_ports: vec![0.0; costs.ports],
+            recv_ports: vec![0.0; costs.ports],
+            buf: Buffer { pieces },
+            ..Default::default()
+        });
+    }
     let mut report = Report {
         max_steps: procs.iter().map(|q| q.steps).max().unwrap_or(0),
         total_steps: procs.iter().map(|q| q.steps as u64).sum(),
@@ -386,9 +432,111 @@ pub fn simulate(coll: &dyn Collective, costs: &Costs, symbolic: bool) -> Result<
     report.time = procs.iter().map(|q| q.t_start).fold(0.0, f64::max);
     report.depth = procs.iter().map(|q| q.d_start).max().unwrap_or(0);
     if symbolic {
-        report.canonical = check(&procs, kind, p, count)?;
+        report.canonical = match kind {
+            Kind::Allgather { block } => check_allgather(coll, &procs, block)?,
+            _ => check(&procs, kind, p, count)?,
+        };
     }
     Ok(report)
+}
+
+/// An Allgather process's starting buffer: its own block, labelled so that
+/// [`check_allgather`] can tell every position's block from its value (the
+/// label of the block at position t is (t + shift) mod n, and label l
+/// stands for the block of process g(l), g the collective's one table), the
+/// rest undefined.
+fn own_block_pieces(coll: &dyn Collective, r: usize, block: usize) -> Result<Vec<Piece>, SimError> {
+    let n = coll.size();
+    let own = coll.own_block(r);
+    let order = coll.block_order(r);
+    if own >= n || order.rank_at(own, n) != r {
+        return Err(SimError::WrongResult {
+            rank: r,
+            what: "own block not where the block order expects it",
+        });
+    }
+    let (start, end) = (own * block, (own + 1) * block);
+    let mut pieces = Vec::with_capacity(3);
+    if start > 0 || block == 0 {
+        pieces.push(Piece {
+            start: 0,
+            v: Val::UNDEFINED,
+        });
+    }
+    if block > 0 {
+        let label = (own + order.shift) % n;
+        pieces.push(Piece {
+            start,
+            v: Val::block(label, block, start),
+        });
+        if end < n * block {
+            pieces.push(Piece {
+                start: end,
+                v: Val::UNDEFINED,
+            });
+        }
+    }
+    Ok(pieces)
+}
+
+/// Every Allgather process ends with every block, each at the position its
+/// block order names (complete and in order after the local moves).  With
+/// the labels of [`own_block_pieces`], position t must hold label
+/// (t + shift) mod n: one linear piece before the wrap at t = n − shift and
+/// one after.  All processes must share one table (labels mean the same
+/// block everywhere).  Returns true (there is no combination order).
+fn check_allgather(coll: &dyn Collective, procs: &[Proc], block: usize) -> Result<bool, SimError> {
+    let n = coll.size();
+    let count = coll.count();
+    let table0 = coll.block_order(0).table;
+    for (r, q) in procs.iter().enumerate() {
+        let order = coll.block_order(r);
+        let same = match (order.table, table0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+            _ => false,
+        };
+        if !same {
+            return Err(SimError::WrongResult {
+                rank: r,
+                what: "block orders of different tables",
+            });
+        }
+        if block == 0 {
+            continue;
+        }
+        let wrap = (n - order.shift % n) % n * block;
+        let want = |e: usize| -> u64 {
+            let s = (order.shift % n) as u64 * block as u64;
+            if e < wrap || wrap == 0 {
+                s
+            } else {
+                s.wrapping_sub((n * block) as u64)
+            }
+        };
+        let pieces = q.buf.normalised();
+        for (i, piece) in pieces.iter().enumerate() {
+            let end = pieces.get(i + 1).map_or(count, |x| x.start);
+            if piece.start >= count {
+                continue;
+            }
+            let v = piece.v;
+            if v.pow == 0 {
+                return Err(SimError::WrongResult {
+                    rank: r,
+                    what: "undefined elements",
+                });
+            }
+            let wraps_inside = piece.start < wrap && wrap < end;
+            if v.b != 1 || v.a != want(piece.start) || wraps_inside {
+                return Err(SimError::WrongResult {
+                    rank: r,
+                    what: "a block at the wrong position",
+                });
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// Posts the actions of `r`'s current step (if any) and matches them.
@@ -546,6 +694,7 @@ fn check(procs: &[Proc], kind: Kind, p: usize, count: usize) -> Result<bool, Sim
     let holders: Vec<usize> = match kind {
         Kind::Bcast { .. } | Kind::Allreduce => (0..p).collect(),
         Kind::Reduce { root } => vec![root],
+        Kind::Allgather { .. } => unreachable!("checked by check_allgather"),
     };
     let mut canonical = true;
     // An empty buffer still has its one (empty) piece: leave it out.

@@ -242,6 +242,7 @@ fn executor_over_threads() {
                         assert_eq!(out[0], want, "{name} p={p}");
                     }
                 }
+                super::plan::Kind::Allgather { .. } => unreachable!("no Allgather builder here"),
             }
         }
     }

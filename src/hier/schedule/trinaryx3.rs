@@ -26,7 +26,7 @@
 //! or no torus factorisation are not built here; see `cost::allreduce_for`
 //! for the documented fallback.
 
-use super::plan::{Action, Collective, Into, Kind, Order, Schedule, Span};
+use super::plan::{Action, Collective, Into, Kind, Order, Schedule, Shape, Span};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trinaryx3 {
@@ -197,14 +197,12 @@ impl Trinaryx3 {
 }
 
 impl Collective for Trinaryx3 {
-    fn size(&self) -> usize {
-        self.dims.iter().product()
-    }
-    fn count(&self) -> usize {
-        self.count
-    }
-    fn kind(&self) -> Kind {
-        Kind::Allreduce
+    fn shape(&self) -> Shape {
+        Shape {
+            size: self.dims.iter().product(),
+            count: self.count,
+            kind: Kind::Allreduce,
+        }
     }
     fn steps(&self, rank: usize) -> usize {
         self.active_slots(&self.places(rank)).len()
