@@ -67,7 +67,7 @@ void sharm_glue_component_init(void *storage, size_t storage_size,
 static int param_priority = 60;  /* above coll/tuned (30): installing is enough */
 static int param_verbose = 0;
 static int param_fragment_size = 8192;
-static int param_queue_slots = 8;
+static int param_queue_slots = 32;
 static int param_algorithm[SHARM_COLL_COUNT]; /* all SHARM_ALG_AUTO (0) */
 static int param_knomial_radix = 2;
 static size_t param_max_message_size = 0;

@@ -15,7 +15,8 @@
 //!
 //! `total = a + ⌈pL⌉ₐ + p·(⌈(s+p)L⌉ₐ + ⌈s·f⌉ₐ)`
 //!
-//! e.g. p = 8, s = 8, f = 8192: 4096 + 4096 + 8·(4096 + 65536) = 565,248 bytes.
+//! e.g. p = 8, s = 32, f = 8192 (the defaults): 4096 + 4096 + 8·(4096 + 262144) =
+//! 2,138,112 bytes.
 //! Compared with the paper's `p·s·(f+a)` the control area is O(p·(s+p)) lines
 //! instead of one page per slot: a reader acknowledges with one monotone
 //! counter per queue instead of one flag per slot (see `queue`).

@@ -29,7 +29,7 @@
  *
  * Options:
  *   --f BYTES        sharm's fragment size (coll_sharm_fragment_size)  [8192]
- *   --s SLOTS        sharm's queue slots (coll_sharm_queue_slots)      [8]
+ *   --s SLOTS        sharm's queue slots (coll_sharm_queue_slots)      [32]
  *   --expect MODE    serve:   sharm serves every call it can (default)
  *                    max1:    run with coll_sharm_max_message_size=1
  *                    budget1: run with coll_sharm_shared_memory_budget=1

@@ -73,7 +73,7 @@ const char *ip_str(int in_place) { return in_place ? " MPI_IN_PLACE" : ""; }
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
 
-long opt_f = 8192, opt_s = 8;
+long opt_f = 8192, opt_s = 32;
 enum expect_mode opt_mode = MODE_SERVE;
 long opt_iters = 400, opt_alarm = 240;
 enum hier_mode opt_hierarchy = HIER_MODE_AUTO;
