@@ -99,8 +99,16 @@ fn a_rule_changes_the_algorithm_that_runs() {
     assert!(!has(&out, "_rules:"), "{out}");
 
     // A rule for 0-1K and one from 1M; 64 KiB falls between and keeps auto.
+    // Queues of 8 slots, so that frag=64K (8 slots) must be cut to s/2.
     let rules = "np>=2: 0-1K knomial radix=3, 1M- linear frag=64K";
-    let out = mpirun(2, &[verbose, ("coll_sharm_allreduce_rules", rules)]);
+    let out = mpirun(
+        2,
+        &[
+            verbose,
+            ("coll_sharm_allreduce_rules", rules),
+            ("coll_sharm_queue_slots", "8"),
+        ],
+    );
     assert!(has(&out, "MPI_Allreduce: 8 bytes on 2 processes: rule 1.1 of coll_sharm_allreduce_rules: Knomial, radix 3, fragment built-in"), "{out}");
     assert!(
         has(&out, "MPI_Allreduce on 2 processes runs Knomial"),
