@@ -217,6 +217,31 @@ fn one_node_hierarchy_runs_the_queue_allreduce_in_its_top_group() {
     }
 }
 
+/// Every process of a communicator takes rank 0's single-copy decision,
+/// also the processes that led a hierarchy group's own calibration before
+/// (they used to keep that group's result: processes disagreed and the
+/// next large Allgather hung).
+#[test]
+fn a_communicator_agrees_on_single_copy_after_group_calibrations() {
+    let out = run(
+        6,
+        "ops",
+        &[
+            ("coll_sharm_virtual_node_size", "2"),
+            ("coll_sharm_verbose", "10"),
+        ],
+    );
+    let decisions: std::collections::BTreeSet<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once("MPI_COMM_WORLD (cid 0): single copy"))
+        .map(|(_, what)| what)
+        .collect();
+    assert!(
+        decisions.len() == 1,
+        "processes of MPI_COMM_WORLD decided differently: {decisions:?}"
+    );
+}
+
 #[test]
 fn virtual_nodes_of_three_with_split_communicators() {
     run(7, "comms,packed", &[("coll_sharm_virtual_node_size", "3")]);

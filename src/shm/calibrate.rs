@@ -144,7 +144,14 @@ fn calibrated(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<u64>
         }
         u64::from_le_bytes(result)
     };
-    Some(*CALIBRATED.get_or_init(|| threshold))
+    // Every process must use the threshold rank 0 broadcast, never a value
+    // it cached itself: a process that led another channel's calibration
+    // (a hierarchy group) holds that channel's result, and deciding by it
+    // made processes of one communicator disagree on single copy (a hang,
+    // seen at np=8 with virtual nodes of 2).  The first agreed value is
+    // kept for channels this process will lead.
+    let _ = CALIBRATED.set(threshold);
+    Some(threshold)
 }
 
 /// The phases of the calibration, in order: (size, by single copy).
