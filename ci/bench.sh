@@ -63,6 +63,9 @@ usage: ci/bench.sh [options]
                     sharm-{bcast,reduce,allreduce}-{linear,knomial},
                     sharm-ompi-kernels (reductions with Open MPI's
                     ompi_op_reduce instead of sharm's kernels),
+                    sharm:NAME=VALUE[:NAME=VALUE...] (sharm with
+                    --mca coll_sharm_NAME VALUE, for an A/B of a setting
+                    in one run, e.g. sharm:single_copy=cma),
                     tuned, sm, han, adapt, mpich, impi
                     (default: all)
   --without-impi    leave Intel MPI out of the default configurations
@@ -169,6 +172,9 @@ for c in "${CONFIG_LIST[@]}"; do
         sharm-reduce-knomial|sharm-allreduce-linear|sharm-allreduce-knomial|\
         sharm-ompi-kernels|\
         tuned|sm|han|adapt|mpich|impi) ;;
+        sharm:*)
+            [[ $c =~ ^sharm(:[a-z0-9_]+=[A-Za-z0-9_.-]+)+$ ]] ||
+                die "configuration '$c': expected sharm:NAME=VALUE[:NAME=VALUE...]" ;;
         *) die "unknown configuration '$c'" ;;
     esac
     [[ " ${list[*]-} " == *" $c "* ]] || list+=("$c")
@@ -376,6 +382,16 @@ launch_cmd() {
             CONF_OPS=reduce,allreduce,reduce_scatter_block,scan
             LAUNCH=("${ompi[@]}" "${sharm_mca[@]}"
                 --mca coll_sharm_reduction_kernels ompi
+                "$BIN/sharm_bench.openmpi") ;;
+        sharm:*)
+            # sharm with settings of its own: sharm:NAME=VALUE[:...] ->
+            # --mca coll_sharm_NAME VALUE for each
+            local extra=() settings kv
+            IFS=: read -r -a settings <<<"${cfg#sharm:}"
+            for kv in "${settings[@]}"; do
+                extra+=(--mca "coll_sharm_${kv%%=*}" "${kv#*=}")
+            done
+            LAUNCH=("${ompi[@]}" "${sharm_mca[@]}" "${extra[@]}"
                 "$BIN/sharm_bench.openmpi") ;;
         sharm-*-*)
             local rest=${cfg#sharm-}
