@@ -1,8 +1,9 @@
 //! MPI_Alltoall(v).
 //!
 //! * pairwise (Alltoallv always; Alltoall above one fragment per block): p-1
-//!   rounds; in round k a process streams its block for (me+k) mod p and
-//!   receives the block of (me-k) mod p, fragment by fragment in alternation
+//!   rounds; in round k a process streams its block for me XOR k and
+//!   receives the block of me XOR k when p is a power of two, else for
+//!   (me+k) mod p and from (me-k) mod p, fragment by fragment in alternation
 //!   (so no round waits in a cycle).  Each round has its own operation
 //!   number, so a receiver needs only its own counts.
 //! * linear (Alltoall, equal blocks): one operation; every process publishes
@@ -116,7 +117,7 @@ fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
     let mut outcome = Outcome::default();
     let mut packed = true;
     for k in 1..p {
-        let (to, from) = ((me + k) % p, (me + p - k) % p);
+        let (to, from) = partners(me, k, p);
         let op = first + k as u64;
         let incoming = recv.block(from);
         let (Some((mut src, out_bytes)), Some(mut sink)) = (sources.block(to), incoming.sink())
@@ -150,6 +151,24 @@ fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
     }
     offers.settle(sh);
     packed && outcome.finish("MPI_Alltoall(v)")
+}
+
+/// Whom a process sends to and receives from in round k (1 ≤ k < p) of the
+/// pairwise exchange; over the p−1 rounds each peer once in each role.
+/// With p a power of two the rounds pair processes off (me XOR k: each
+/// round is p/2 independent swaps); otherwise round k sends k ranks up and
+/// receives from k ranks down, which links the processes of a round into
+/// cycles.  A fragment can then only move when its whole cycle has moved
+/// the one before (up to the queue's fragments in flight), so with more
+/// processes than cores, where any of them may be descheduled, the pairs
+/// wait on one partner instead of a chain.  (Both ends of a stream use the
+/// same round number, hence the same operation number.)
+fn partners(me: usize, k: usize, p: usize) -> (usize, usize) {
+    if p.is_power_of_two() {
+        (me ^ k, me ^ k)
+    } else {
+        ((me + k) % p, (me + p - k) % p)
+    }
 }
 
 fn linear_exchange(
@@ -205,4 +224,30 @@ fn linear_exchange(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partners;
+
+    /// Every round is a permutation, and over the rounds every process
+    /// sends to and receives from every other exactly once, matched: if a
+    /// sends to b in round k, b receives from a in round k.
+    #[test]
+    fn rounds_match_and_cover_every_pair() {
+        for p in 2..=17 {
+            let mut sent = vec![vec![false; p]; p];
+            for k in 1..p {
+                for me in 0..p {
+                    let (to, from) = partners(me, k, p);
+                    assert_ne!(to, me);
+                    assert_eq!(partners(to, k, p).1, me, "p={p} k={k} me={me}");
+                    assert_eq!(partners(from, k, p).0, me);
+                    assert!(!sent[me][to]);
+                    sent[me][to] = true;
+                }
+            }
+            assert!((0..p).all(|a| (0..p).all(|b| sent[a][b] == (a != b))));
+        }
+    }
 }
