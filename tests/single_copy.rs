@@ -190,3 +190,37 @@ fn auto_calibrates_once_and_reports() {
             .count();
     assert!(verdicts >= 3, "every process says what it adopted:\n{out}");
 }
+
+/// More processes than cores (np=4, and `mpi_yield_when_idle 1`, which
+/// sharm takes as the same signal, so that the test holds on a machine with
+/// more cores too): Scatter goes by
+/// single copy from `coll_sharm_single_copy_min_size` whatever the
+/// calibration decided for the other streams.  The min size (256 B) is
+/// below the checker's small Scatter (400 B) and the calibration never
+/// chooses single copy below 256 KiB, so without the rule the small
+/// Scatter would take the queues: the checker's `crowded` mode requires the
+/// counter to move around every Scatter, small ones included.
+#[test]
+fn crowded_node_scatters_by_single_copy() {
+    let np = 4;
+    let out = run(
+        np,
+        "crowded",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_calibrate", "1"),
+            ("coll_sharm_single_copy_min_size", "256"),
+            ("coll_sharm_verbose", "10"),
+            ("mpi_yield_when_idle", "1"),
+        ],
+        &[],
+        &[],
+    );
+    let said = out
+        .matches("Scatter blocks from 256 bytes (more processes than cores)")
+        .count();
+    assert_eq!(
+        said, np,
+        "every process says it scatters by single copy:\n{out}"
+    );
+}

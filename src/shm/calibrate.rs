@@ -15,6 +15,9 @@
 //!    The machine's state decides, not a threshold fixed in advance: on one
 //!    day two copies through cache-resident slots beat CMA, on another CMA
 //!    wins from 256 KiB.
+//! 5. On a node with more processes than cores (agreed by all), Scatter(v)
+//!    goes by single copy from `coll_sharm_single_copy_min_size` whatever
+//!    the calibration found (`SingleCopy::crowded` says why).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -22,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{debug, info};
 
+use crate::ompi::ffi;
 use crate::ompi::params::SingleCopyMode;
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
@@ -80,14 +84,33 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
         debug!("{label}: single copy (cma) from {min} bytes");
         return Some(SingleCopy::new(min));
     }
+    // Whether the node has more processes than cores, agreed (all decide
+    // Scatter's path alike, so all must see the same answer).  Asked
+    // before the calibration so every process makes the same collective
+    // calls whatever the outcome.
+    let crowded = boot.agree_min(ffi::oversubscribed() as i32) == Some(1);
     let threshold = calibrated(sh, boot, label)?;
-    if threshold == u64::MAX {
-        debug!("{label}: single copy (cma) off: the queues were faster at every calibrated size");
-        return None;
+    let from = usize::try_from(threshold).map_or(usize::MAX, |t| min.max(t));
+    match (threshold, crowded) {
+        (u64::MAX, false) => {
+            debug!(
+                "{label}: single copy (cma) off: the queues were faster at every calibrated size"
+            );
+            None
+        }
+        (_, false) => {
+            debug!("{label}: single copy (cma) from {from} bytes (calibrated)");
+            Some(SingleCopy::new(from))
+        }
+        (_, true) => {
+            let streams = match threshold {
+                u64::MAX => "off: the queues were faster at every calibrated size".to_owned(),
+                _ => format!("from {from} bytes (calibrated)"),
+            };
+            debug!("{label}: single copy (cma) {streams}; Scatter blocks from {min} bytes (more processes than cores)");
+            Some(SingleCopy::crowded(from, min))
+        }
     }
-    let from = min.max(usize::try_from(threshold).unwrap_or(usize::MAX));
-    debug!("{label}: single copy (cma) from {from} bytes (calibrated)");
-    Some(SingleCopy::new(from))
 }
 
 /// Every process pulls its right neighbour's probe word (collective).

@@ -35,6 +35,17 @@ impl Shared {
         bytes > 0 && self.single.as_ref().is_some_and(|s| bytes >= s.min_size)
     }
 
+    /// Whether a Scatter(v) block of `bytes` bytes goes by single copy (the
+    /// root and the block's reader both know its size).
+    #[inline]
+    pub fn single_copy_scatter(&self, bytes: usize) -> bool {
+        bytes > 0
+            && self
+                .single
+                .as_ref()
+                .is_some_and(|s| bytes >= s.scatter_min_size)
+    }
+
     /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of
     /// our queue; returns the position to `settle` on.
     pub fn offer(&mut self, addr: *const u8, len: usize, op: u64, readers: Readers<'_>) -> Pos {
