@@ -7,7 +7,7 @@
 //!   result against Open MPI's on random data with ties, NaNs and ±0, byte
 //!   for byte (NaN payloads aside).  Exit status 1 on an unexplained mismatch.
 //! `kernel_bench bench [reps]`: GB/s table, float/double/int32 × SUM/MAX ×
-//!   4 KiB … 16 MiB per operand, the four variants alternated in each
+//!   4 KiB … 16 MiB per operand, the five variants alternated in each
 //!   repetition, median over `reps` (default 31).
 
 use std::ffi::c_void;
@@ -33,6 +33,14 @@ extern "C" {
     fn sharm_glue_kernel_op_count() -> i32;
     fn sharm_glue_kernel_elem_count() -> i32;
     fn sharm_glue_kernel_elem_extent(kind: i32) -> i64;
+    fn sharm_glue_3buff_reduce(
+        op: *const u8,
+        source1: *const c_void,
+        source2: *const c_void,
+        target: *mut c_void,
+        count: i32,
+        dt: *const u8,
+    );
 }
 
 /// Open MPI's predefined handles are global objects; only their addresses
@@ -524,9 +532,9 @@ fn bench(reps: usize) {
         kernels::isa::set_stream_threshold(v);
     }
     println!("isa: {:?}; GB/s = 3 x bytes per operand / time (two operands read, one result written), median of {reps}; fused calls stream from {} bytes", kernels::isa::detect(), kernels::isa::stream_threshold());
-    println!("in place: b = a op b, MPI_Reduce_local (op/avx) vs sharm's kernel; fused: out = a op b, Open MPI's way (copy b to out, MPI_Reduce_local(a, out)) vs sharm's one pass; last column: sharm fused vs one in-place MPI_Reduce_local (which computes less: no third buffer)");
+    println!("in place: b = a op b, MPI_Reduce_local (op/avx) vs sharm's kernel; fused: out = a op b, Open MPI's way (copy b to out, MPI_Reduce_local(a, out)) vs sharm's one pass; fused/inpl: sharm fused vs one in-place MPI_Reduce_local (which computes less: no third buffer); 3buff: Open MPI's own three-buffer kernel (ompi_3buff_op_reduce, op/avx), which Open MPI's collectives do not use for these folds, and sharm fused against it");
     println!(
-        "{:6} {:4} {:>8} | {:>9} {:>9} {:>6} | {:>10} {:>9} {:>6} | {:>9}",
+        "{:6} {:4} {:>8} | {:>9} {:>9} {:>6} | {:>10} {:>9} {:>6} | {:>9} | {:>10} {:>6}",
         "type",
         "op",
         "bytes",
@@ -536,7 +544,9 @@ fn bench(reps: usize) {
         "ompi cp+fold",
         "sharm fused",
         "ratio",
-        "fused/inpl"
+        "fused/inpl",
+        "ompi 3buff",
+        "ratio"
     );
     for (tname, dt, elem) in types {
         for (oname, op, okind) in [("SUM", sum, OpKind::Sum), ("MAX", max, OpKind::Max)] {
@@ -576,7 +586,7 @@ fn bench(reps: usize) {
                 ));
                 let mut out = vec![0u8; bytes];
                 let iters = ((64 << 20) / bytes).clamp(1, 4096);
-                let mut t = [vec![], vec![], vec![], vec![]];
+                let mut t = [vec![], vec![], vec![], vec![], vec![]];
                 let time = |f: &mut dyn FnMut()| {
                     let s = Instant::now();
                     for _ in 0..iters {
@@ -585,7 +595,7 @@ fn bench(reps: usize) {
                     s.elapsed().as_secs_f64() / iters as f64
                 };
                 for _ in 0..reps {
-                    // SAFETY (all four): n elements in every buffer.
+                    // SAFETY (all five): n elements in every buffer.
                     t[0].push(time(&mut || unsafe {
                         MPI_Reduce_local(
                             a.as_ptr().cast(),
@@ -611,13 +621,23 @@ fn bench(reps: usize) {
                     t[3].push(time(&mut || unsafe {
                         k(a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), n)
                     }));
+                    t[4].push(time(&mut || unsafe {
+                        sharm_glue_3buff_reduce(
+                            op,
+                            a.as_ptr().cast(),
+                            b.as_ptr().cast(),
+                            out.as_mut_ptr().cast(),
+                            n as i32,
+                            dt,
+                        )
+                    }));
                     black_box(&out);
                 }
                 let g: Vec<f64> = t
                     .iter_mut()
                     .map(|v| 3.0 * bytes as f64 / median(v) / 1e9)
                     .collect();
-                println!("{tname:6} {oname:4} {:>8} | {:>9.1} {:>10.1} {:>6.2} | {:>12.1} {:>11.1} {:>6.2} | {:>10.2}", bytes, g[0], g[1], g[1] / g[0], g[2], g[3], g[3] / g[2], g[3] / g[0]);
+                println!("{tname:6} {oname:4} {:>8} | {:>9.1} {:>10.1} {:>6.2} | {:>12.1} {:>11.1} {:>6.2} | {:>10.2} | {:>10.1} {:>6.2}", bytes, g[0], g[1], g[1] / g[0], g[2], g[3], g[3] / g[2], g[3] / g[0], g[4], g[3] / g[4]);
             }
         }
     }

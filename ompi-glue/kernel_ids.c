@@ -170,3 +170,14 @@ int sharm_glue_dtype_kind(void *dtype)
     return -1;
 }
 #undef NONE
+
+/* Open MPI's own three-buffer reduction, target = source1 op source2
+ * (ompi_3buff_op_reduce, op/avx's fused kernels on this machine).  sharm
+ * never calls it; examples/kernel_bench.rs compares sharm's fused kernels
+ * with it, the like-for-like fused pass on Open MPI's side. */
+void sharm_glue_3buff_reduce(void *op, const void *source1, const void *source2,
+                             void *target, int count, void *dtype)
+{
+    ompi_3buff_op_reduce((ompi_op_t *) op, (void *) source1, (void *) source2, target,
+                         count, (ompi_datatype_t *) dtype);
+}

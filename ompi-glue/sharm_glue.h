@@ -342,5 +342,8 @@ int sharm_glue_dtype_kind(void *dtype);
 int sharm_glue_kernel_op_count(void);
 int sharm_glue_kernel_elem_count(void);
 int64_t sharm_glue_kernel_elem_extent(int kind); /* C sizeof, or -1 */
+/* ompi_3buff_op_reduce: target = source1 op source2 (benchmark only). */
+void sharm_glue_3buff_reduce(void *op, const void *source1, const void *source2,
+                             void *target, int count, void *dtype);
 
 #endif /* SHARM_GLUE_H */
