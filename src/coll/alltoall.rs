@@ -238,13 +238,13 @@ mod tests {
         for p in 2..=17 {
             let mut sent = vec![vec![false; p]; p];
             for k in 1..p {
-                for me in 0..p {
+                for (me, mine) in sent.iter_mut().enumerate() {
                     let (to, from) = partners(me, k, p);
                     assert_ne!(to, me);
                     assert_eq!(partners(to, k, p).1, me, "p={p} k={k} me={me}");
                     assert_eq!(partners(from, k, p).0, me);
-                    assert!(!sent[me][to]);
-                    sent[me][to] = true;
+                    assert!(!mine[to]);
+                    mine[to] = true;
                 }
             }
             assert!((0..p).all(|a| (0..p).all(|b| sent[a][b] == (a != b))));
