@@ -6,8 +6,9 @@
  * benchmark run therefore records the state it ran in, so two runs can be
  * compared and README figures can name their state.
  *
- *   machine_state local [--cpus A,B]
- *       no MPI; prints
+ *   machine_state local [--quick] [--cpus A,B]
+ *       no MPI; prints (--quick: LINE_RTT and XCOPY of 1 MiB only, in
+ *       about 0.3 s, for a look before every round of a benchmark)
  *       MEMCPY bytes=<n> gbps=<x>    single-core memcpy, core A
  *       LINE_RTT ns=<x>              one cache line ping-ponged between
  *                                    threads pinned to cores A and B
@@ -235,7 +236,12 @@ static int default_cpus(int *a, int *b)
 
 static int run_local(int argc, char **argv)
 {
-    int cpu_a, cpu_b;
+    int cpu_a, cpu_b, quick = 0;
+    if (argc >= 1 && strcmp(argv[0], "--quick") == 0) {
+        quick = 1;
+        argc--;
+        argv++;
+    }
     if (argc >= 2 && strcmp(argv[0], "--cpus") == 0) {
         if (sscanf(argv[1], "%d,%d", &cpu_a, &cpu_b) != 2) {
             fprintf(stderr, "machine_state: --cpus wants A,B\n");
@@ -252,7 +258,7 @@ static int run_local(int argc, char **argv)
     printf("CPUS a=%d b=%d\n", cpu_a, cpu_b);
 
     static const size_t msizes[] = { 64u << 10, 4u << 20, 64u << 20 };
-    for (size_t i = 0; i < sizeof msizes / sizeof msizes[0]; i++)
+    for (size_t i = 0; !quick && i < sizeof msizes / sizeof msizes[0]; i++)
         printf("MEMCPY bytes=%zu gbps=%.3f\n", msizes[i],
                memcpy_bandwidth(msizes[i]) / 1e9);
     fflush(stdout);
@@ -267,9 +273,12 @@ static int run_local(int argc, char **argv)
     printf("LINE_RTT ns=%.1f\n", line_rtt(&s) * 1e9);
     static const size_t xsizes[] = { 64u << 10, 1u << 20, 4u << 20,
                                      16u << 20, 64u << 20 };
-    for (size_t i = 0; i < sizeof xsizes / sizeof xsizes[0]; i++)
+    for (size_t i = 0; i < sizeof xsizes / sizeof xsizes[0]; i++) {
+        if (quick && xsizes[i] != (1u << 20))
+            continue;
         printf("XCOPY bytes=%zu gbps=%.3f\n", xsizes[i],
                cross_copy(&s, xsizes[i]) / 1e9);
+    }
     atomic_store(&s.quit, 1);
     pthread_join(th, NULL);
     return 0;
@@ -367,7 +376,7 @@ int main(int argc, char **argv)
         return run_local(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "p2p") == 0)
         return run_p2p(argc - 2, argv + 2);
-    fprintf(stderr, "usage: machine_state local [--cpus A,B]\n"
+    fprintf(stderr, "usage: machine_state local [--quick] [--cpus A,B]\n"
                     "       mpirun -np 2 machine_state p2p [--sizes 1M,4M]\n");
     return 2;
 }

@@ -21,6 +21,8 @@ Reads (all written by ci/bench.sh):
                     bench/machine_state output (MEMCPY, LINE_RTT, XCOPY,
                     P2P mech=cma|none lines) before and after the run
   OUT/meta.txt      machine / sweep description
+  OUT/rounds.txt    ROUND np= group= round= line_rtt_ns= xcopy_1m_gbps=:
+                    the quick state probe before every round
   OUT/sim-configs.txt  (ci/bench.sh --sim-nodes) each configuration's layout
                     and what sharm's counters must show (hier, flat, none);
                     results.txt then also has COUNTERS, REMAP and TREE lines
@@ -29,7 +31,9 @@ Writes:
                     span_us,osu_avg_us,iters,status,runs,method,limit_us,
                     pct_of_limit, then the machine state at the start
                     (state_* columns, the same on every row, so rows of
-                    runs in different states can be merged and told apart)
+                    runs in different states can be merged and told apart),
+                    and round_line_rtt_ns: the line round trip probed
+                    before each launch behind the row ("102/398/402")
                     (status OK, WRONG, FAILED or TIMEOUT)
   OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
   OUT/sim-counters.csv  (--sim-nodes) sharm's counters per config, op, size
@@ -80,7 +84,11 @@ STATE_COLUMNS = [
     ("state_p2p_cma_4m_gbps", "p2p", ("cma", 4 << 20)),
 ]
 CSV_FIELDS = (RESULT_FIELDS + ["method", "limit_us", "pct_of_limit"]
-              + [c for c, _, _ in STATE_COLUMNS])
+              + [c for c, _, _ in STATE_COLUMNS] + ["round_line_rtt_ns"])
+# Rounds whose quick state probes differ by more than these factors ran in
+# different states of the machine (report.py warns; see rounds_report).
+ROUND_RTT_SPREAD = 1.5
+ROUND_XCOPY_SPREAD = 1.3
 # Worst status wins when a row aggregates several launches.
 STATUS_RANK = {"OK": 0, "FAILED": 1, "TIMEOUT": 2, "WRONG": 3}
 
@@ -206,9 +214,20 @@ def load(out):
                                        config=la["config"], status=status)
 
     grouped = defaultdict(list)
+    launch_ids = defaultdict(list)
     for key, row in per_launch.items():
         grouped[key[:4]].append(row)
+        launch_ids[key[:4]].append(key[4])
     rows = {key: aggregate(runs) for key, runs in grouped.items()}
+    # The (size group, round) of every launch behind a row ("np2-g3-r1-
+    # sharm"), to name the state each launch ran in (rounds.txt).
+    for key, ids in launch_ids.items():
+        rounds = []
+        for launch in ids:
+            m = re.match(r"np\d+-g(\d+)-r(\d+)-", launch)
+            if m:
+                rounds.append((int(m.group(1)), int(m.group(2))))
+        rows[key]["rounds"] = sorted(rounds, key=lambda gr: gr[1])
 
     configs = [parse_kv(l) for l in
                read_lines(os.path.join(out, "configs.txt"))]
@@ -791,11 +810,54 @@ def sim_report(out, rows):
 
 # ------------------------------------------------------------------- main
 
+def read_rounds(out):
+    """The quick state probe before every round (ci/bench.sh):
+    {(np, group, round): (line_rtt_ns, xcopy_1m_gbps)}."""
+    probes = {}
+    for line in read_lines(os.path.join(out, "rounds.txt")):
+        kv = parse_kv(line)
+        try:
+            probes[(int(kv["np"]), int(kv["group"]), int(kv["round"]))] = (
+                float(kv["line_rtt_ns"]), float(kv["xcopy_1m_gbps"]))
+        except (KeyError, ValueError):
+            continue
+    return probes
+
+
+def rounds_report(probes):
+    """Prints the range of the per-round probes, and warns when rounds ran
+    in different states: a row's median over launches then mixes states,
+    and only launches of one state compare (the CSV's round_line_rtt_ns
+    says which state each launch of a row ran in)."""
+    if not probes:
+        print("  per-round state probes: none (rounds.txt missing)")
+        return
+    rtts = [v[0] for v in probes.values()]
+    xcs = [v[1] for v in probes.values()]
+    print(f"  per-round state probes ({len(probes)}): line RTT "
+          f"{min(rtts):.0f}-{max(rtts):.0f} ns, cross-core copy 1 MiB "
+          f"{min(xcs):.1f}-{max(xcs):.1f} GB/s")
+    lo_rtt, hi_xc = min(rtts), max(xcs)
+    odd = sorted(k for k, (rtt, xc) in probes.items()
+                 if rtt > ROUND_RTT_SPREAD * lo_rtt
+                 or xc * ROUND_XCOPY_SPREAD < hi_xc)
+    if odd:
+        names = ", ".join(f"np={n} g{g} r{r} ({probes[(n, g, r)][0]:.0f} ns, "
+                          f"{probes[(n, g, r)][1]:.1f} GB/s)"
+                          for n, g, r in odd)
+        print(f"  WARNING: {len(odd)} of {len(probes)} rounds ran in a "
+              f"slower state (line RTT > {ROUND_RTT_SPREAD}x the fastest "
+              f"round's, or cross-core copy < 1/{ROUND_XCOPY_SPREAD}): "
+              f"{names}; medians over launches mix states there "
+              f"(CSV column round_line_rtt_ns)")
+
+
 def write_csv(out, rows, state, method):
     """One row per (op, np, bytes, config) with its single-copy limit, the
     metric's % of it, the loop method and the machine state at the start."""
     path = os.path.join(out, "results.csv")
     xcopy = state["xcopy"] if state else {}
+    probes = read_rounds(out)
     fixed = {"method": method}
     for col, kind, key in STATE_COLUMNS:
         v = state_value(state, kind, key)
@@ -809,6 +871,9 @@ def write_csv(out, rows, state, method):
         for r in ordered:
             row = {k: r.get(k, "") for k in RESULT_FIELDS}
             row.update(fixed)
+            rtts = [probes.get((int(r["np"]), g, k)) for g, k in r.get("rounds", [])]
+            if rtts and all(rtts):
+                row["round_line_rtt_ns"] = "/".join(f"{v[0]:.0f}" for v in rtts)
             # below 64 KiB latency, not bandwidth, bounds a collective
             lim = (limit_us(r["op"], int(r["bytes"]), int(r["np"]), xcopy)
                    if int(r["bytes"]) >= 64 << 10 else None)
@@ -866,6 +931,7 @@ def main():
     if changed:
         print("  WARNING: the machine's state changed during the run: "
               + ", ".join(f"{n} {a:.1f} -> {b:.1f}" for n, a, b in changed))
+    rounds_report(read_rounds(out))
 
     sim = any(re.search(r"\bmode=sim-nodes\b", line) for line in meta)
     sim_problems = []

@@ -203,7 +203,7 @@ BIN="$OUT/bin"
 RAW="$OUT/raw"
 # Start from a clean slate of our own files only (never rm -rf "$OUT").
 rm -rf "$RAW" "$OUT/plots" "$OUT/components"
-rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt} \
+rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt,rounds.txt} \
     "$OUT"/{state-start.txt,state-end.txt,impi-setup.log,sim-configs.txt}
 mkdir -p "$BIN" "$RAW"
 
@@ -686,6 +686,15 @@ for np in "${NP_LIST[@]}"; do
     for gi in "${!GROUPS_LIST[@]}"; do
         log "bench: np=$np size group $((gi + 1))/${#GROUPS_LIST[@]}: ${GROUPS_LIST[gi]}"
         for ((round = 1; round <= REPEAT; round++)); do
+            # A quick look at the state before every round (line round trip,
+            # cross-core copy; ~0.1 s): the VM can change state in the
+            # middle of a run, and a median over launches made in two
+            # states hides it.  report.py lists the rounds and warns.
+            if q=$(timeout -k 5 30 "$BIN/machine_state" local --quick 2>/dev/null); then
+                echo "ROUND np=$np group=$gi round=$round $(
+                    sed -n 's/^LINE_RTT ns=/line_rtt_ns=/p; s/^XCOPY bytes=1048576 gbps=/xcopy_1m_gbps=/p' <<<"$q" | paste -sd' ')" \
+                    >>"$OUT/rounds.txt"
+            fi
             # Rotate the order per group and round so that no configuration
             # is always the first (or last) after a change of sizes.
             n=${#ACTIVE[@]}
