@@ -328,8 +328,16 @@ prepare_sharm() {
     local d
     d=$(ompi_info --path pkglibdir --parsable 2>/dev/null | cut -d: -f3)
     [ -n "$d" ] && OMPI_COMPDIR=$d
-    local so="$REPO/target/release/libmca_coll_sharm.so"
-    if { [ ! -f "$so" ] || [ "$FORCE_BUILD" = 1 ]; } && [ -f "$REPO/Cargo.toml" ]; then
+    local so="$REPO/target/release/libmca_coll_sharm.so" stale=""
+    # A plugin older than its sources would be measured under the current
+    # commit's name (it happened: a build with a debugging switch in it
+    # ran a whole benchmark), so a stale one is rebuilt.
+    if [ -f "$so" ] && [ -f "$REPO/Cargo.toml" ]; then
+        stale=$(find "$REPO/src" "$REPO/ompi-glue" "$REPO/build.rs" "$REPO/Cargo.toml" \
+            "$REPO/Cargo.lock" -newer "$so" -print -quit 2>/dev/null)
+    fi
+    if { [ ! -f "$so" ] || [ "$FORCE_BUILD" = 1 ] || [ -n "$stale" ]; } && [ -f "$REPO/Cargo.toml" ]; then
+        [ -n "$stale" ] && log "bench: the plugin is older than $stale"
         log "bench: building the plugin (cargo build --release, log: $OUT/cargo-build.log)"
         if ! (cd "$REPO" && cargo build --release) >"$OUT/cargo-build.log" 2>&1; then
             log "bench: cargo build --release failed; last lines:"
