@@ -21,8 +21,8 @@ Reads (all written by ci/bench.sh):
                     bench/machine_state output (MEMCPY, LINE_RTT, XCOPY,
                     P2P mech=cma|none lines) before and after the run
   OUT/meta.txt      machine / sweep description
-  OUT/rounds.txt    ROUND np= group= round= line_rtt_ns= xcopy_1m_gbps=:
-                    the quick state probe before every round
+  OUT/probes.txt    PROBE launch= when=before|after line_rtt_ns=
+                    xcopy_1m_gbps=: the quick state probe around every launch
   OUT/sim-configs.txt  (ci/bench.sh --sim-nodes) each configuration's layout
                     and what sharm's counters must show (hier, flat, none);
                     results.txt then also has COUNTERS, REMAP and TREE lines
@@ -32,8 +32,11 @@ Writes:
                     pct_of_limit, then the machine state at the start
                     (state_* columns, the same on every row, so rows of
                     runs in different states can be merged and told apart),
-                    and round_line_rtt_ns: the line round trip probed
-                    before each launch behind the row ("102/398/402")
+                    and launch_line_rtt_ns: the line round trip probed
+                    before and after each launch behind the row
+                    ("102-98/398-402/110-101")
+  OUT/results-fast.csv, OUT/results-slow.csv  when launches ran in two
+                    states: the rows again from each state's launches alone
                     (status OK, WRONG, FAILED or TIMEOUT)
   OUT/plots/*.png   latency vs size per (op, np), plus barrier vs np
   OUT/sim-counters.csv  (--sim-nodes) sharm's counters per config, op, size
@@ -84,11 +87,12 @@ STATE_COLUMNS = [
     ("state_p2p_cma_4m_gbps", "p2p", ("cma", 4 << 20)),
 ]
 CSV_FIELDS = (RESULT_FIELDS + ["method", "limit_us", "pct_of_limit"]
-              + [c for c, _, _ in STATE_COLUMNS] + ["round_line_rtt_ns"])
-# Rounds whose quick state probes differ by more than these factors ran in
-# different states of the machine (report.py warns; see rounds_report).
-ROUND_RTT_SPREAD = 1.5
-ROUND_XCOPY_SPREAD = 1.3
+              + [c for c, _, _ in STATE_COLUMNS] + ["launch_line_rtt_ns"])
+# A probe whose line round trip exceeds the run's fastest by this factor, or
+# whose cross-core copy falls below the run's best by it, saw the slower
+# state of the machine (see launch_states).
+PROBE_RTT_SPREAD = 1.5
+PROBE_XCOPY_SPREAD = 1.3
 # Worst status wins when a row aggregates several launches.
 STATUS_RANK = {"OK": 0, "FAILED": 1, "TIMEOUT": 2, "WRONG": 3}
 
@@ -213,25 +217,32 @@ def load(out):
                 per_launch[key].update(op=op, np=np_, bytes=b,
                                        config=la["config"], status=status)
 
+    rows = aggregate_launches(per_launch)
+    configs = [parse_kv(l) for l in
+               read_lines(os.path.join(out, "configs.txt"))]
+    return rows, wrongs, launches, configs, infos, per_launch
+
+
+def launch_round(launch):
+    """(size group, round) of a launch id ("np2-g3-r1-sharm"), or None."""
+    m = re.match(r"np\d+-g(\d+)-r(\d+)-", launch)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def aggregate_launches(per_launch, keep=None):
+    """Rows from per-launch rows ((op, np, bytes, config, launch) -> row),
+    only the launches `keep(np, launch)` accepts when given.  Each row
+    remembers its launches, to name the state each ran in (probes.txt)."""
     grouped = defaultdict(list)
     launch_ids = defaultdict(list)
     for key, row in per_launch.items():
-        grouped[key[:4]].append(row)
-        launch_ids[key[:4]].append(key[4])
+        if keep is None or keep(key[1], key[4]):
+            grouped[key[:4]].append(row)
+            launch_ids[key[:4]].append(key[4])
     rows = {key: aggregate(runs) for key, runs in grouped.items()}
-    # The (size group, round) of every launch behind a row ("np2-g3-r1-
-    # sharm"), to name the state each launch ran in (rounds.txt).
     for key, ids in launch_ids.items():
-        rounds = []
-        for launch in ids:
-            m = re.match(r"np\d+-g(\d+)-r(\d+)-", launch)
-            if m:
-                rounds.append((int(m.group(1)), int(m.group(2))))
-        rows[key]["rounds"] = sorted(rounds, key=lambda gr: gr[1])
-
-    configs = [parse_kv(l) for l in
-               read_lines(os.path.join(out, "configs.txt"))]
-    return rows, wrongs, launches, configs, infos
+        rows[key]["launches"] = sorted(ids, key=lambda i: launch_round(i) or (0, 0))
+    return rows
 
 
 METRIC = "median_us"   # or "span_us" / "osu_avg_us" (--metric)
@@ -810,54 +821,123 @@ def sim_report(out, rows):
 
 # ------------------------------------------------------------------- main
 
-def read_rounds(out):
-    """The quick state probe before every round (ci/bench.sh):
-    {(np, group, round): (line_rtt_ns, xcopy_1m_gbps)}."""
-    probes = {}
-    for line in read_lines(os.path.join(out, "rounds.txt")):
+def read_probes(out):
+    """The quick state probes around every launch (ci/bench.sh):
+    {launch: [(line_rtt_ns, xcopy_1m_gbps), ...]} (before, after)."""
+    probes = defaultdict(list)
+    for line in read_lines(os.path.join(out, "probes.txt")):
         kv = parse_kv(line)
         try:
-            probes[(int(kv["np"]), int(kv["group"]), int(kv["round"]))] = (
-                float(kv["line_rtt_ns"]), float(kv["xcopy_1m_gbps"]))
+            probes[kv["launch"]].append(
+                (float(kv["line_rtt_ns"]), float(kv["xcopy_1m_gbps"])))
         except (KeyError, ValueError):
             continue
-    return probes
+    return dict(probes)
 
 
-def rounds_report(probes):
-    """Prints the range of the per-round probes, and warns when rounds ran
-    in different states: a row's median over launches then mixes states,
-    and only launches of one state compare (the CSV's round_line_rtt_ns
-    says which state each launch of a row ran in)."""
+def launch_states(probes):
+    """{launch: "fast" | "slow" | "mixed"}: slow when all of a launch's
+    probes saw the slower state (line RTT > PROBE_RTT_SPREAD x the run's
+    fastest, or cross-core copy < 1/PROBE_XCOPY_SPREAD of its best), fast
+    when none did, mixed when the state changed around the launch."""
+    every = [v for vs in probes.values() for v in vs]
+    if not every:
+        return {}
+    lo_rtt = min(v[0] for v in every)
+    hi_xc = max(v[1] for v in every)
+    def slow(v):
+        return v[0] > PROBE_RTT_SPREAD * lo_rtt or v[1] * PROBE_XCOPY_SPREAD < hi_xc
+    states = {}
+    for launch, vs in probes.items():
+        n = sum(map(slow, vs))
+        states[launch] = "slow" if n == len(vs) else "fast" if n == 0 else "mixed"
+    return states
+
+
+def probes_report(probes):
+    """Prints the range of the probes, and warns when launches ran in
+    different states: a row's median over launches then mixes states (the
+    CSV's launch_line_rtt_ns says which state each launch of a row saw)."""
     if not probes:
-        print("  per-round state probes: none (rounds.txt missing)")
+        print("  per-launch state probes: none (probes.txt missing)")
         return
-    rtts = [v[0] for v in probes.values()]
-    xcs = [v[1] for v in probes.values()]
-    print(f"  per-round state probes ({len(probes)}): line RTT "
-          f"{min(rtts):.0f}-{max(rtts):.0f} ns, cross-core copy 1 MiB "
-          f"{min(xcs):.1f}-{max(xcs):.1f} GB/s")
-    lo_rtt, hi_xc = min(rtts), max(xcs)
-    odd = sorted(k for k, (rtt, xc) in probes.items()
-                 if rtt > ROUND_RTT_SPREAD * lo_rtt
-                 or xc * ROUND_XCOPY_SPREAD < hi_xc)
-    if odd:
-        names = ", ".join(f"np={n} g{g} r{r} ({probes[(n, g, r)][0]:.0f} ns, "
-                          f"{probes[(n, g, r)][1]:.1f} GB/s)"
-                          for n, g, r in odd)
-        print(f"  WARNING: {len(odd)} of {len(probes)} rounds ran in a "
-              f"slower state (line RTT > {ROUND_RTT_SPREAD}x the fastest "
-              f"round's, or cross-core copy < 1/{ROUND_XCOPY_SPREAD}): "
-              f"{names}; medians over launches mix states there "
-              f"(CSV column round_line_rtt_ns)")
+    every = [v for vs in probes.values() for v in vs]
+    print(f"  per-launch state probes ({len(every)} around {len(probes)} "
+          f"launches): line RTT {min(v[0] for v in every):.0f}-"
+          f"{max(v[0] for v in every):.0f} ns, cross-core copy 1 MiB "
+          f"{min(v[1] for v in every):.1f}-{max(v[1] for v in every):.1f} GB/s")
+    states = launch_states(probes)
+    slow = sum(1 for v in states.values() if v == "slow")
+    mixed = sum(1 for v in states.values() if v == "mixed")
+    if slow or mixed:
+        print(f"  WARNING: {slow} of {len(states)} launches ran in a slower "
+              f"state (line RTT > {PROBE_RTT_SPREAD}x the run's fastest, or "
+              f"cross-core copy < 1/{PROBE_XCOPY_SPREAD} of its best) and "
+              f"{mixed} saw the state change; medians over launches mix "
+              f"states (CSV column launch_line_rtt_ns; per-state comparison "
+              f"below)")
 
 
-def write_csv(out, rows, state, method):
+def state_split(out, per_launch, state, method, probes):
+    """When launches ran in two states, the rows again from each state's
+    launches alone (results-fast.csv, results-slow.csv; launches that saw
+    the state change are left out), and per state and process count how
+    many of sharm's cells are at or below the best other library and tuned:
+    a run that crossed states then yields two comparisons, each within one
+    state, all libraries interleaved."""
+    states = launch_states(probes)
+    if not {"fast", "slow"} <= set(states.values()):
+        return
+    print("\n== per state of the machine (each launch labelled by the probes "
+          "before and after it; a cell needs a launch of both sides in that "
+          "state)")
+    for name in ("fast", "slow"):
+        ks = [k for k, v in states.items() if v == name]
+        rtts = [v[0] for k in ks for v in probes[k]]
+        xcs = [v[1] for k in ks for v in probes[k]]
+        rows = aggregate_launches(
+            per_launch,
+            lambda np_, launch, name=name: states.get(launch) == name)
+        path = write_csv(out, rows, state, method,
+                         name=f"results-{name}.csv")
+        print(f"  {name}: {len(ks)} launches, line RTT {min(rtts):.0f}-"
+              f"{max(rtts):.0f} ns, cross-core copy 1 MiB {min(xcs):.1f}-"
+              f"{max(xcs):.1f} GB/s -> {path}")
+        for np_ in sorted({k[1] for k in rows}):
+            won = total = won_t = total_t = 0
+            lost = []
+            for (op, n, b, c), r in sorted(rows.items()):
+                if n != np_ or c != "sharm":
+                    continue
+                v = median_of(r)
+                peers = [(median_of(rows.get((op, n, b, o))), o)
+                         for o in ("tuned", "sm", "adapt", "mpich", "impi")]
+                peers = [x for x in peers if x[0] is not None]
+                if v is None or not peers:
+                    continue
+                best, who = min(peers)
+                total += 1
+                won += v <= best
+                if v > best:
+                    lost.append(f"{op} {fmt_size(b) if op != 'barrier' else '-'}"
+                                f" {v / best:.2f}x {who}")
+                t = median_of(rows.get((op, n, b, "tuned")))
+                if t is not None:
+                    total_t += 1
+                    won_t += v <= t
+            if total:
+                print(f"    np={np_}: sharm <= best other in {won}/{total} "
+                      f"cells, <= tuned in {won_t}/{total_t}"
+                      + (f"; above the best: {', '.join(lost)}" if lost
+                         and np_ <= 2 else ""))
+
+
+def write_csv(out, rows, state, method, name="results.csv"):
     """One row per (op, np, bytes, config) with its single-copy limit, the
     metric's % of it, the loop method and the machine state at the start."""
-    path = os.path.join(out, "results.csv")
+    path = os.path.join(out, name)
     xcopy = state["xcopy"] if state else {}
-    probes = read_rounds(out)
+    probes = read_probes(out)
     fixed = {"method": method}
     for col, kind, key in STATE_COLUMNS:
         v = state_value(state, kind, key)
@@ -871,9 +951,10 @@ def write_csv(out, rows, state, method):
         for r in ordered:
             row = {k: r.get(k, "") for k in RESULT_FIELDS}
             row.update(fixed)
-            rtts = [probes.get((int(r["np"]), g, k)) for g, k in r.get("rounds", [])]
-            if rtts and all(rtts):
-                row["round_line_rtt_ns"] = "/".join(f"{v[0]:.0f}" for v in rtts)
+            seen = [probes.get(launch) for launch in r.get("launches", [])]
+            if seen and all(seen):
+                row["launch_line_rtt_ns"] = "/".join(
+                    "-".join(f"{v[0]:.0f}" for v in vs) for vs in seen)
             # below 64 KiB latency, not bandwidth, bounds a collective
             lim = (limit_us(r["op"], int(r["bytes"]), int(r["np"]), xcopy)
                    if int(r["bytes"]) >= 64 << 10 else None)
@@ -904,7 +985,7 @@ def main():
         print(__doc__)
         return 2
     out = args[0]
-    rows, wrongs, launches, configs, infos = load(out)
+    rows, wrongs, launches, configs, infos, per_launch = load(out)
     state = read_state(os.path.join(out, "state-start.txt"))
     state_end = read_state(os.path.join(out, "state-end.txt"))
     xcopy = state["xcopy"] if state else {}
@@ -931,7 +1012,7 @@ def main():
     if changed:
         print("  WARNING: the machine's state changed during the run: "
               + ", ".join(f"{n} {a:.1f} -> {b:.1f}" for n, a, b in changed))
-    rounds_report(read_rounds(out))
+    probes_report(read_probes(out))
 
     sim = any(re.search(r"\bmode=sim-nodes\b", line) for line in meta)
     sim_problems = []
@@ -943,6 +1024,8 @@ def main():
                 print_table(op, np_, rows, xcopy)
 
     csv_path = write_csv(out, rows, state, method)
+    if not sim:
+        state_split(out, per_launch, state, method, read_probes(out))
     print(f"\nCSV: {csv_path}")
     pngs = write_plots(out, rows)
     if pngs:

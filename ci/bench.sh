@@ -203,7 +203,7 @@ BIN="$OUT/bin"
 RAW="$OUT/raw"
 # Start from a clean slate of our own files only (never rm -rf "$OUT").
 rm -rf "$RAW" "$OUT/plots" "$OUT/components"
-rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt,rounds.txt} \
+rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt,probes.txt} \
     "$OUT"/{state-start.txt,state-end.txt,impi-setup.log,sim-configs.txt}
 mkdir -p "$BIN" "$RAW"
 
@@ -539,17 +539,32 @@ verify_runs() {
 }
 
 # run_launch CONFIG NP LAUNCH_ID SIZES OPS BENCH_ARGS...
+# A quick look at the state around every launch (line round trip and 1 MiB
+# cross-core copy, bench/machine_state local --quick, ~0.1 s): this VM can
+# change state within a run, even within a round of launches, and a median
+# over launches made in two states hides it.  report.py labels each launch
+# by its two probes, warns, and compares the libraries within each state.
+probe_state() { # launch-id before|after
+    local q
+    q=$(timeout -k 5 30 "$BIN/machine_state" local --quick 2>/dev/null) || return 0
+    echo "PROBE launch=$1 when=$2 $(
+        sed -n 's/^LINE_RTT ns=/line_rtt_ns=/p; s/^XCOPY bytes=1048576 gbps=/xcopy_1m_gbps=/p' <<<"$q" |
+            paste -sd' ')" >>"$OUT/probes.txt"
+}
+
 run_launch() {
     local cfg=$1 np=$2 id=$3 sizes=$4 ops=$5
     shift 5
     local out="$RAW/$id.out" err="$RAW/$id.err"
     local t0=$SECONDS
+    probe_state "$id" before
     # SHARM_BENCH_ARGS: extra benchmark options (used by ci/bench-selftest.sh)
     # shellcheck disable=SC2086
     timeout -k 5 "$TIMEOUT" "${LAUNCH[@]}" --sizes "$sizes" --ops "$ops" "$@" \
         ${SHARM_BENCH_ARGS:-} \
         >"$out" 2>"$err" </dev/null
     local rc=$? status=ok
+    probe_state "$id" after
     if [ $rc = 124 ] || [ $rc = 137 ]; then
         status=timeout
         reap_strays
@@ -694,15 +709,6 @@ for np in "${NP_LIST[@]}"; do
     for gi in "${!GROUPS_LIST[@]}"; do
         log "bench: np=$np size group $((gi + 1))/${#GROUPS_LIST[@]}: ${GROUPS_LIST[gi]}"
         for ((round = 1; round <= REPEAT; round++)); do
-            # A quick look at the state before every round (line round trip,
-            # cross-core copy; ~0.1 s): the VM can change state in the
-            # middle of a run, and a median over launches made in two
-            # states hides it.  report.py lists the rounds and warns.
-            if q=$(timeout -k 5 30 "$BIN/machine_state" local --quick 2>/dev/null); then
-                echo "ROUND np=$np group=$gi round=$round $(
-                    sed -n 's/^LINE_RTT ns=/line_rtt_ns=/p; s/^XCOPY bytes=1048576 gbps=/xcopy_1m_gbps=/p' <<<"$q" | paste -sd' ')" \
-                    >>"$OUT/rounds.txt"
-            fi
             # Rotate the order per group and round so that no configuration
             # is always the first (or last) after a change of sizes.
             n=${#ACTIVE[@]}
