@@ -52,7 +52,7 @@ fail() { echo "bench-selftest: FAIL $1: $2"; FAILED=$((FAILED + 1)); }
 # Prints problems; exit status 0 when the CSV is as expected.
 check_csv() {
     python3 - "$@" <<'EOF'
-import csv, sys
+import csv, re, sys
 path, configs, per_config = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 header = ["op", "np", "bytes", "config", "median_us", "min_us", "mean_us",
           "max_us", "span_us", "osu_avg_us", "iters", "status", "runs",
@@ -61,7 +61,8 @@ header = ["op", "np", "bytes", "config", "median_us", "min_us", "mean_us",
           "state_memcpy_64m_gbps", "state_line_rtt_ns", "state_xcopy_1m_gbps",
           "state_xcopy_4m_gbps", "state_xcopy_16m_gbps",
           "state_p2p_2copy_1m_gbps", "state_p2p_2copy_4m_gbps",
-          "state_p2p_cma_1m_gbps", "state_p2p_cma_4m_gbps"]
+          "state_p2p_cma_1m_gbps", "state_p2p_cma_4m_gbps",
+          "launch_line_rtt_ns"]
 problems = []
 with open(path, newline="") as f:
     rows = list(csv.reader(f))
@@ -84,6 +85,11 @@ for r, raw in zip(body, rows[1:]):
         continue
     if min(vals) <= 0 or iters <= 0 or not vals[1] <= vals[0] <= vals[3]:
         problems.append(f"implausible numbers: {raw}")
+    # the state probes before and after each launch behind the row
+    if not re.fullmatch(r"\d+-\d+(/\d+-\d+)*", r["launch_line_rtt_ns"]) or \
+            r["launch_line_rtt_ns"].count("/") + 1 != int(r["runs"]):
+        problems.append(f"launch_line_rtt_ns {r['launch_line_rtt_ns']!r} "
+                        f"for {r['runs']} launches: {raw}")
 for c in configs:
     n = sum(1 for r in body if r["config"] == c)
     if n != per_config:
