@@ -88,11 +88,10 @@ STATE_COLUMNS = [
 ]
 CSV_FIELDS = (RESULT_FIELDS + ["method", "limit_us", "pct_of_limit"]
               + [c for c, _, _ in STATE_COLUMNS] + ["launch_line_rtt_ns"])
-# A probe whose line round trip exceeds the run's fastest by this factor, or
-# whose cross-core copy falls below the run's best by it, saw the slower
-# state of the machine (see launch_states).
+# Line round trips of the probes around the launches that differ by this
+# ratio across the widest gap between them belong to two states of the
+# machine (see slow_threshold).
 PROBE_RTT_SPREAD = 1.5
-PROBE_XCOPY_SPREAD = 1.3
 # Worst status wins when a row aggregates several launches.
 STATUS_RANK = {"OK": 0, "FAILED": 1, "TIMEOUT": 2, "WRONG": 3}
 
@@ -835,21 +834,30 @@ def read_probes(out):
     return dict(probes)
 
 
+def slow_threshold(probes):
+    """The line round trip (ns) that separates the machine's states in
+    this run, or None when the probes show one state.  The VM moves between
+    clusters of round trips (e.g. 75-100, 110-160 and 400-450 ns), so the
+    split is at the widest gap between consecutive sorted probes, when that
+    gap is at least PROBE_RTT_SPREAD (a ratio): the geometric middle of it."""
+    rtts = sorted(v[0] for vs in probes.values() for v in vs)
+    if len(rtts) < 2:
+        return None
+    ratio, i = max((b / a, i) for i, (a, b) in enumerate(zip(rtts, rtts[1:]))
+                   if a > 0)
+    if ratio < PROBE_RTT_SPREAD:
+        return None
+    return (rtts[i] * rtts[i + 1]) ** 0.5
+
+
 def launch_states(probes):
     """{launch: "fast" | "slow" | "mixed"}: slow when all of a launch's
-    probes saw the slower state (line RTT > PROBE_RTT_SPREAD x the run's
-    fastest, or cross-core copy < 1/PROBE_XCOPY_SPREAD of its best), fast
-    when none did, mixed when the state changed around the launch."""
-    every = [v for vs in probes.values() for v in vs]
-    if not every:
-        return {}
-    lo_rtt = min(v[0] for v in every)
-    hi_xc = max(v[1] for v in every)
-    def slow(v):
-        return v[0] > PROBE_RTT_SPREAD * lo_rtt or v[1] * PROBE_XCOPY_SPREAD < hi_xc
+    probes saw a line round trip above `slow_threshold`, fast when none
+    did, mixed when the state changed around the launch."""
+    cut = slow_threshold(probes)
     states = {}
     for launch, vs in probes.items():
-        n = sum(map(slow, vs))
+        n = 0 if cut is None else sum(v[0] > cut for v in vs)
         states[launch] = "slow" if n == len(vs) else "fast" if n == 0 else "mixed"
     return states
 
@@ -870,12 +878,11 @@ def probes_report(probes):
     slow = sum(1 for v in states.values() if v == "slow")
     mixed = sum(1 for v in states.values() if v == "mixed")
     if slow or mixed:
-        print(f"  WARNING: {slow} of {len(states)} launches ran in a slower "
-              f"state (line RTT > {PROBE_RTT_SPREAD}x the run's fastest, or "
-              f"cross-core copy < 1/{PROBE_XCOPY_SPREAD} of its best) and "
-              f"{mixed} saw the state change; medians over launches mix "
-              f"states (CSV column launch_line_rtt_ns; per-state comparison "
-              f"below)")
+        print(f"  WARNING: the probes show two states (line RTT below and "
+              f"above {slow_threshold(probes):.0f} ns): {slow} of "
+              f"{len(states)} launches ran in the slower one and {mixed} saw "
+              f"the state change; medians over launches mix states (CSV "
+              f"column launch_line_rtt_ns; per-state comparison below)")
 
 
 def state_split(out, per_launch, state, method, probes):
