@@ -51,8 +51,13 @@ impl TypedBuf {
         dtype::message_bytes(&self.info, self.count).unwrap_or(0) as usize
     }
 
+    /// How this buffer moves: as one byte range, or packed.
+    fn movement(&self) -> Movement {
+        dtype::movement(&self.info, self.dtype.contiguous(self.count))
+    }
+
     fn payload(&self, for_send: bool) -> Option<Payload> {
-        match dtype::movement(&self.info, self.dtype.contiguous(self.count)) {
+        match self.movement() {
             Movement::Contiguous { offset } => {
                 Some(Payload::Contiguous(self.buf.wrapping_offset(offset)))
             }
@@ -80,11 +85,10 @@ impl TypedBuf {
         // one memmove.  Open MPI's ompi_datatype_sndrcv runs its datatype
         // engine even then; ask it only for the other cases, which it
         // also checks (type signatures, truncation).
-        let n = self.bytes();
-        if let (Movement::Contiguous { offset: from }, Movement::Contiguous { offset: to }) = (
-            dtype::movement(&self.info, self.dtype.contiguous(self.count)),
-            dtype::movement(&dst.info, dst.dtype.contiguous(dst.count)),
-        ) {
+        if let (Movement::Contiguous { offset: from }, Movement::Contiguous { offset: to }) =
+            (self.movement(), dst.movement())
+        {
+            let n = self.bytes();
             if n == dst.bytes() {
                 // SAFETY: the application's buffers hold `n` bytes each at
                 // those offsets; `copy` allows them to overlap.

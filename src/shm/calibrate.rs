@@ -75,42 +75,34 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
             (sh.me + 1) % sh.p
         );
     }
-    if boot.agree_min(probed.is_ok() as i32) != Some(1) {
+    // One agreement for two facts, so that set-up pays one collective:
+    // 2·(our probe worked) + (this node has more processes than cores).
+    // The minimum is at least 2 exactly when every probe worked, and is
+    // then 3 exactly when every process sees the node crowded (all decide
+    // Scatter's path alike, so all must see the same answer).
+    let agreed = boot.agree_min(2 * probed.is_ok() as i32 + ffi::oversubscribed() as i32);
+    if agreed.is_none_or(|v| v < 2) {
         info!("{label}: single copy (cma) not permitted between all its processes (ptrace scope, container, users); large messages use the queues");
         return None;
     }
+    let crowded = agreed == Some(3);
     let min = params.single_copy_min_size;
     if params.single_copy == SingleCopyMode::Cma || !params.calibrate {
         debug!("{label}: single copy (cma) from {min} bytes");
         return Some(SingleCopy::new(min));
     }
-    // Whether the node has more processes than cores, agreed (all decide
-    // Scatter's path alike, so all must see the same answer).  Asked
-    // before the calibration so every process makes the same collective
-    // calls whatever the outcome.
-    let crowded = boot.agree_min(ffi::oversubscribed() as i32) == Some(1);
     let threshold = calibrated(sh, boot, label)?;
     let from = usize::try_from(threshold).map_or(usize::MAX, |t| min.max(t));
-    match (threshold, crowded) {
-        (u64::MAX, false) => {
-            debug!(
-                "{label}: single copy (cma) off: the queues were faster at every calibrated size"
-            );
-            None
-        }
-        (_, false) => {
-            debug!("{label}: single copy (cma) from {from} bytes (calibrated)");
-            Some(SingleCopy::new(from))
-        }
-        (_, true) => {
-            let streams = match threshold {
-                u64::MAX => "off: the queues were faster at every calibrated size".to_owned(),
-                _ => format!("from {from} bytes (calibrated)"),
-            };
-            debug!("{label}: single copy (cma) {streams}; Scatter blocks from {min} bytes (more processes than cores)");
-            Some(SingleCopy::crowded(from, min))
-        }
+    let streams = match threshold {
+        u64::MAX => "off: the queues were faster at every calibrated size".to_owned(),
+        _ => format!("from {from} bytes (calibrated)"),
+    };
+    if crowded {
+        debug!("{label}: single copy (cma) {streams}; Scatter blocks from {min} bytes (more processes than cores)");
+        return Some(SingleCopy::crowded(from, min));
     }
+    debug!("{label}: single copy (cma) {streams}");
+    (threshold != u64::MAX).then(|| SingleCopy::new(from))
 }
 
 /// Every process pulls its right neighbour's probe word (collective).
