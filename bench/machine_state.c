@@ -8,7 +8,7 @@
  *
  *   machine_state local [--quick] [--cpus A,B]
  *       no MPI; prints (--quick: LINE_RTT and XCOPY of 1 MiB only, in
- *       about 0.3 s, for a look before every round of a benchmark)
+ *       about 0.1 s, for a look before and after every benchmark launch)
  *       MEMCPY bytes=<n> gbps=<x>    single-core memcpy, core A
  *       LINE_RTT ns=<x>              one cache line ping-ponged between
  *                                    threads pinned to cores A and B

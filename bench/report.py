@@ -230,12 +230,12 @@ def launch_round(launch):
 
 def aggregate_launches(per_launch, keep=None):
     """Rows from per-launch rows ((op, np, bytes, config, launch) -> row),
-    only the launches `keep(np, launch)` accepts when given.  Each row
+    only the launches `keep(launch)` accepts when given.  Each row
     remembers its launches, to name the state each ran in (probes.txt)."""
     grouped = defaultdict(list)
     launch_ids = defaultdict(list)
     for key, row in per_launch.items():
-        if keep is None or keep(key[1], key[4]):
+        if keep is None or keep(key[4]):
             grouped[key[:4]].append(row)
             launch_ids[key[:4]].append(key[4])
     rows = {key: aggregate(runs) for key, runs in grouped.items()}
@@ -850,11 +850,10 @@ def slow_threshold(probes):
     return (rtts[i] * rtts[i + 1]) ** 0.5
 
 
-def launch_states(probes):
+def launch_states(probes, cut):
     """{launch: "fast" | "slow" | "mixed"}: slow when all of a launch's
-    probes saw a line round trip above `slow_threshold`, fast when none
-    did, mixed when the state changed around the launch."""
-    cut = slow_threshold(probes)
+    probes saw a line round trip above `cut` (`slow_threshold`), fast when
+    none did, mixed when the state changed around the launch."""
     states = {}
     for launch, vs in probes.items():
         n = 0 if cut is None else sum(v[0] > cut for v in vs)
@@ -874,12 +873,13 @@ def probes_report(probes):
           f"launches): line RTT {min(v[0] for v in every):.0f}-"
           f"{max(v[0] for v in every):.0f} ns, cross-core copy 1 MiB "
           f"{min(v[1] for v in every):.1f}-{max(v[1] for v in every):.1f} GB/s")
-    states = launch_states(probes)
+    cut = slow_threshold(probes)
+    states = launch_states(probes, cut)
     slow = sum(1 for v in states.values() if v == "slow")
     mixed = sum(1 for v in states.values() if v == "mixed")
     if slow or mixed:
         print(f"  WARNING: the probes show two states (line RTT below and "
-              f"above {slow_threshold(probes):.0f} ns): {slow} of "
+              f"above {cut:.0f} ns): {slow} of "
               f"{len(states)} launches ran in the slower one and {mixed} saw "
               f"the state change; medians over launches mix states (CSV "
               f"column launch_line_rtt_ns; per-state comparison below)")
@@ -892,7 +892,7 @@ def state_split(out, per_launch, state, method, probes):
     many of sharm's cells are at or below the best other library and tuned:
     a run that crossed states then yields two comparisons, each within one
     state, all libraries interleaved."""
-    states = launch_states(probes)
+    states = launch_states(probes, slow_threshold(probes))
     if not {"fast", "slow"} <= set(states.values()):
         return
     print("\n== per state of the machine (each launch labelled by the probes "
@@ -904,8 +904,8 @@ def state_split(out, per_launch, state, method, probes):
         xcs = [v[1] for k in ks for v in probes[k]]
         rows = aggregate_launches(
             per_launch,
-            lambda np_, launch, name=name: states.get(launch) == name)
-        path = write_csv(out, rows, state, method,
+            lambda launch, name=name: states.get(launch) == name)
+        path = write_csv(out, rows, state, method, probes,
                          name=f"results-{name}.csv")
         print(f"  {name}: {len(ks)} launches, line RTT {min(rtts):.0f}-"
               f"{max(rtts):.0f} ns, cross-core copy 1 MiB {min(xcs):.1f}-"
@@ -939,12 +939,12 @@ def state_split(out, per_launch, state, method, probes):
                          and np_ <= 2 else ""))
 
 
-def write_csv(out, rows, state, method, name="results.csv"):
+def write_csv(out, rows, state, method, probes, name="results.csv"):
     """One row per (op, np, bytes, config) with its single-copy limit, the
-    metric's % of it, the loop method and the machine state at the start."""
+    metric's % of it, the loop method, the machine state at the start and
+    the probes around the row's launches (`read_probes`)."""
     path = os.path.join(out, name)
     xcopy = state["xcopy"] if state else {}
-    probes = read_probes(out)
     fixed = {"method": method}
     for col, kind, key in STATE_COLUMNS:
         v = state_value(state, kind, key)
@@ -1019,7 +1019,8 @@ def main():
     if changed:
         print("  WARNING: the machine's state changed during the run: "
               + ", ".join(f"{n} {a:.1f} -> {b:.1f}" for n, a, b in changed))
-    probes_report(read_probes(out))
+    probes = read_probes(out)
+    probes_report(probes)
 
     sim = any(re.search(r"\bmode=sim-nodes\b", line) for line in meta)
     sim_problems = []
@@ -1030,9 +1031,9 @@ def main():
             for np_ in sorted({k[1] for k in rows if k[0] == op}):
                 print_table(op, np_, rows, xcopy)
 
-    csv_path = write_csv(out, rows, state, method)
+    csv_path = write_csv(out, rows, state, method, probes)
     if not sim:
-        state_split(out, per_launch, state, method, read_probes(out))
+        state_split(out, per_launch, state, method, probes)
     print(f"\nCSV: {csv_path}")
     pngs = write_plots(out, rows)
     if pngs:
