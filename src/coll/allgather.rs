@@ -13,7 +13,7 @@ use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
-use crate::ompi::payload::{Payload, TypedBuf};
+use crate::ompi::payload::{Payload, SelfCopy, TypedBuf};
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
 
@@ -66,26 +66,29 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| all.block(r))) else {
         return false;
     };
-    if !exchange(sh, (&mut src, mine_cut), &peers, &mut sinks, op) {
-        return false;
-    }
-    match own {
-        Some(src) => src.copy_to(&all.block(me)),
-        None => true,
-    }
+    let own_copy = SelfCopy::new(own, all.block(me));
+    exchange(sh, (&mut src, mine_cut), &peers, &mut sinks, op, own_copy)
 }
 
-/// Publishes our stream to all others and receives every peer's: fragment i
-/// of ours, then fragment i of everybody's, so all processes stream at once.
-/// Streams large enough go by single copy instead (every block's size is
-/// known to all): our offer first, the queue streams, then the pulls.  False
-/// when a pull failed (reported).
+/// Publishes our stream to all others and receives every peer's, all
+/// processes streaming at once.  Reads trail our writes by as many
+/// fragments as every queue involved holds without a cycle of waits
+/// (`Cut::lag_limit`): a process that has published fragment t has read
+/// everything up to t - lag, so the process furthest behind can always
+/// move (its writes wait for readers that are further on, its reads for
+/// writers that are further on).  A stream that fits the queue is thus
+/// written whole before anything is read: no hand-off waits for the line
+/// transfer of the one before.  `own_copy` runs once our stream is out, while
+/// the peers read it.  Streams large enough go by single copy instead (every
+/// block's size is known to all): our offer first, the queue streams, then
+/// the pulls.  False when a pull or the own copy failed (reported).
 pub(crate) fn exchange(
     sh: &mut Shared,
     (src, mine): (&mut Payload, Cut),
     peers: &[usize],
     sinks: &mut [(Payload, Cut)],
     op: u64,
+    mut own_copy: SelfCopy,
 ) -> bool {
     let mut offers = Offers::default();
     let mine = if sh.single_copy(mine.bytes) {
@@ -95,15 +98,30 @@ pub(crate) fn exchange(
         mine
     };
     let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
-    let most = sinks
-        .iter()
-        .filter(|(_, cut)| queued(sh, cut))
-        .map(|(_, cut)| cut.count())
-        .fold(mine.count(), usize::max);
-    for i in 0..most {
-        if i < mine.count() {
-            sh.send(src, mine, op, i, Readers::AllOthers);
+    let streams = || {
+        sinks
+            .iter()
+            .filter(|(_, cut)| queued(sh, cut))
+            .map(|(_, cut)| *cut)
+            .chain([mine])
+    };
+    let most = streams().map(|cut| cut.count()).max().unwrap_or(0);
+    let slots = sh.queues.layout().s;
+    let lag = streams()
+        .map(|cut| cut.lag_limit(slots))
+        .min()
+        .unwrap_or(0)
+        .min(most);
+    for step in 0..most + lag {
+        if step < mine.count() {
+            sh.send(src, mine, op, step, Readers::AllOthers);
         }
+        if step + 1 >= mine.count() {
+            own_copy.run();
+        }
+        let Some(i) = step.checked_sub(lag) else {
+            continue;
+        };
         for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
             if i < cut.count() && queued(sh, cut) {
                 sh.recv(r, sink, *cut, op, i);
@@ -116,6 +134,7 @@ pub(crate) fn exchange(
             outcome.note(sh.take(r, op, sink, cut.bytes));
         }
     }
+    let copied = own_copy.finish();
     offers.settle(sh);
-    outcome.finish("exchanging blocks")
+    outcome.finish("exchanging blocks") && copied
 }

@@ -10,7 +10,7 @@ use crate::coll::reduction::{fold_ranks, Piece, Reduction};
 use crate::coll::single_copy_reduce;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
-use crate::ompi::payload::Payload;
+use crate::ompi::payload::{Payload, SelfCopy};
 use crate::shm::channel::{Cut, Shared};
 use crate::shm::queue::Readers;
 
@@ -75,7 +75,14 @@ fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
         .collect();
     let mut mine = Payload::Contiguous(unsafe { red.rbuf.add(offset(me)) });
     let mine_cut = sh.cut(counts[me] * size);
-    allgather::exchange(sh, (&mut mine, mine_cut), &peers, &mut sinks, op)
+    allgather::exchange(
+        sh,
+        (&mut mine, mine_cut),
+        &peers,
+        &mut sinks,
+        op,
+        SelfCopy::none(),
+    )
 }
 
 /// Small-message Allreduce: each process publishes its fragment once to all

@@ -15,8 +15,8 @@
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
-use crate::ompi::payload::Payload;
 use crate::ompi::payload::RootSide;
+use crate::ompi::payload::{Payload, SelfCopy};
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 
@@ -95,22 +95,28 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
             Algorithm::Pairwise
         },
     );
-    let moved = if linear {
-        linear_exchange(sh, &mut sources, recv, block_bytes)
+    let own_copy = SelfCopy::new(send.map(|side| side.block(sh.me)), recv.block(sh.me));
+    if linear {
+        linear_exchange(sh, &mut sources, recv, block_bytes, own_copy)
     } else {
-        pairwise(sh, &mut sources, recv)
-    };
-    moved
-        && match send {
-            Some(side) => side.block(sh.me).copy_to(&recv.block(sh.me)),
-            None => true,
-        }
+        pairwise(sh, &mut sources, recv, own_copy)
+    }
 }
 
-/// The pairwise rounds.  Each pair's block goes by single copy when its size
-/// (known to both) is large enough: the offer is made at the start of the
-/// round, the pull at its end, and the offers are settled after all rounds.
-fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
+/// The pairwise rounds.  Within a round the reads trail the writes by as
+/// many fragments as both queues hold without a cycle of waits (the argument
+/// of `allgather::exchange`, with (round, step) in place of the step: a
+/// process in a later round has published and read all of the earlier ones).
+/// `own_copy` runs once the first round's stream is out.  Each pair's block
+/// goes by single copy when its size (known to both) is large enough: the
+/// offer is made at the start of the round, the pull at its end, and the
+/// offers are settled after all rounds.
+fn pairwise(
+    sh: &mut Shared,
+    sources: &mut Sources,
+    recv: &RootSide,
+    mut own_copy: SelfCopy,
+) -> bool {
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
     let mut offers = Offers::default();
@@ -137,11 +143,17 @@ fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
         } else {
             in_bytes
         });
-        for i in 0..out.count().max(inc.count()) {
-            if i < out.count() {
-                sh.send(&mut src, out, op, i, Readers::One(to));
+        let most = out.count().max(inc.count());
+        let slots = sh.queues.layout().s;
+        let lag = out.lag_limit(slots).min(inc.lag_limit(slots)).min(most);
+        for step in 0..most + lag {
+            if step < out.count() {
+                sh.send(&mut src, out, op, step, Readers::One(to));
             }
-            if i < inc.count() {
+            if step + 1 >= out.count() {
+                own_copy.run();
+            }
+            if let Some(i) = step.checked_sub(lag).filter(|&i| i < inc.count()) {
                 sh.recv(from, &mut sink, inc, op, i);
             }
         }
@@ -149,8 +161,9 @@ fn pairwise(sh: &mut Shared, sources: &mut Sources, recv: &RootSide) -> bool {
             outcome.note(sh.take(from, op, &mut sink, in_bytes));
         }
     }
+    let copied = own_copy.finish();
     offers.settle(sh);
-    packed && outcome.finish("MPI_Alltoall(v)")
+    packed && outcome.finish("MPI_Alltoall(v)") && copied
 }
 
 /// Whom a process sends to and receives from in round k (1 ≤ k < p) of the
@@ -176,6 +189,7 @@ fn linear_exchange(
     sources: &mut Sources,
     recv: &RootSide,
     block_bytes: usize,
+    mut own_copy: SelfCopy,
 ) -> bool {
     let (me, p) = (sh.me, sh.p);
     let cut = sh.cut(block_bytes);
@@ -210,6 +224,9 @@ fn linear_exchange(
             sh.writer
                 .publish(&sh.queues, pos, len, Readers::One((me + j + 1) % p));
         }
+        if step + 1 >= total {
+            own_copy.run();
+        }
         if step >= lag {
             let at = step - lag;
             for (w, base, sink) in incoming.iter_mut() {
@@ -223,7 +240,7 @@ fn linear_exchange(
             }
         }
     }
-    true
+    own_copy.finish()
 }
 
 #[cfg(test)]

@@ -103,13 +103,10 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| root_side.block(r))) else {
         return false;
     };
-    if !receive_all(sh, &peers, &mut sinks, op) {
-        return false;
-    }
-    match own {
-        Some(src) => src.copy_to(&root_side.block(me)),
-        None => true,
-    }
+    // Our own block first: the senders fill our queues meanwhile, instead of
+    // the copy following the last fragment.
+    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me)));
+    receive_all(sh, &peers, &mut sinks, op) && copied
 }
 
 /// `own` is this process's receive block (None: MPI_IN_PLACE at the root).
@@ -151,9 +148,8 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
             sh.send(&mut src, cut, round(r), i, Readers::One(r));
         }
     }
+    // Our own block while the receivers copy or pull theirs.
+    let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst));
     offers.settle(sh);
-    match own {
-        Some(dst) => root_side.block(me).copy_to(&dst),
-        None => true,
-    }
+    copied
 }

@@ -121,6 +121,48 @@ impl TypedBuf {
     }
 }
 
+/// A process's own block in Gather, Scatter, Allgather and Alltoall (MPI's
+/// send-to-self): a copy within the process, made once, at the point the
+/// collective picks.  Made after the process has published what its peers
+/// wait for, it overlaps their copying instead of following the whole
+/// exchange (np=2 Allgather of 32 KiB: three copies of which one is local).
+pub struct SelfCopy {
+    pending: Option<(TypedBuf, TypedBuf)>,
+    ok: bool,
+}
+
+impl SelfCopy {
+    /// `from` None (MPI_IN_PLACE): the block is already in place.
+    pub fn new(from: Option<TypedBuf>, to: TypedBuf) -> SelfCopy {
+        SelfCopy {
+            pending: from.map(|f| (f, to)),
+            ok: true,
+        }
+    }
+
+    /// Nothing to copy.
+    pub fn none() -> SelfCopy {
+        SelfCopy {
+            pending: None,
+            ok: true,
+        }
+    }
+
+    /// Copies now, unless done already.
+    pub fn run(&mut self) {
+        if let Some((from, to)) = self.pending.take() {
+            self.ok = from.copy_to(&to);
+        }
+    }
+
+    /// Copies if not done yet; false when the copy failed (Open MPI's
+    /// datatype engine refused it).
+    pub fn finish(mut self) -> bool {
+        self.run();
+        self.ok
+    }
+}
+
 /// Room for at least one basic element (the largest, a long double
 /// complex, has 32 bytes).
 const CARRY: usize = 64;
