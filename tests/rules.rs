@@ -79,7 +79,7 @@ fn has(out: &str, needle: &str) -> bool {
 fn a_rule_changes_the_algorithm_that_runs() {
     let verbose = ("coll_sharm_verbose", "100");
     // Built-in auto at np=2: allgather up to 2 KiB, reduce-scatter+allgather
-    // from 64 KiB; no rule is consulted.
+    // from 12 KiB; no rule is consulted.
     let out = mpirun(2, &[verbose]);
     assert!(
         has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
@@ -197,6 +197,28 @@ fn rules_with_radix_and_fragments_compute_correctly() {
         ),
         "{out}"
     );
+}
+
+/// Allreduce's `auto` takes reduce-scatter + allgather from 12 KiB with a
+/// core per process, but from 64 KiB on a crowded node (here: asked to
+/// yield when idle, which every process sees and the set-up agrees on).
+#[test]
+fn auto_allreduce_moves_to_reduce_scatter_later_on_a_crowded_node() {
+    let verbose = ("coll_sharm_verbose", "100");
+    let rsag = "MPI_Allreduce on 2 processes runs ReduceScatterAllgather";
+    let tree = "MPI_Allreduce on 2 processes runs Linear";
+    let out = mpirun_sizes(2, &[verbose], &[8192]);
+    assert!(has(&out, tree) && !has(&out, rsag), "{out}");
+    let out = mpirun_sizes(2, &[verbose], &[16384]);
+    assert!(has(&out, rsag) && !has(&out, tree), "{out}");
+    assert!(has(&out, "crowded: false"), "{out}");
+
+    let crowded = [verbose, ("mpi_yield_when_idle", "1")];
+    let out = mpirun_sizes(2, &crowded, &[16384]);
+    assert!(has(&out, tree) && !has(&out, rsag), "{out}");
+    assert!(has(&out, "crowded: true"), "{out}");
+    let out = mpirun_sizes(2, &crowded, &[65536]);
+    assert!(has(&out, rsag) && !has(&out, tree), "{out}");
 }
 
 #[test]

@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 
 use tracing::{debug, info};
 
-use crate::ompi::ffi;
 use crate::ompi::params::SingleCopyMode;
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
@@ -75,17 +74,12 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
             (sh.me + 1) % sh.p
         );
     }
-    // One agreement for two facts, so that set-up pays one collective:
-    // 2·(our probe worked) + (this node has more processes than cores).
-    // The minimum is at least 2 exactly when every probe worked, and is
-    // then 3 exactly when every process sees the node crowded (all decide
-    // Scatter's path alike, so all must see the same answer).
-    let agreed = boot.agree_min(2 * probed.is_ok() as i32 + ffi::oversubscribed() as i32);
-    if agreed.is_none_or(|v| v < 2) {
+    if boot.agree_min(probed.is_ok() as i32) != Some(1) {
         info!("{label}: single copy (cma) not permitted between all its processes (ptrace scope, container, users); large messages use the queues");
         return None;
     }
-    let crowded = agreed == Some(3);
+    // Agreed at set-up: all decide Scatter's path alike.
+    let crowded = sh.crowded;
     let min = params.single_copy_min_size;
     if params.single_copy == SingleCopyMode::Cma || !params.calibrate {
         debug!("{label}: single copy (cma) from {min} bytes");

@@ -40,6 +40,12 @@ pub struct Shared {
     pub p: usize,
     /// The parameters every process agreed on (rank 0's).
     pub params: Params,
+    /// Every process of the channel runs on a node with more processes
+    /// than cores (or was asked to yield), as agreed at set-up.  Algorithm
+    /// choices read this, never the local view (`waiter.yield_early`, which
+    /// only shapes this process's waits): a process asked to yield while
+    /// its peers were not must still pick what they pick.
+    pub crowded: bool,
     last_op: u64,
     last_barrier: u64,
     pub scratch: Scratch,
@@ -102,20 +108,26 @@ impl Shared {
         }
         let layout = Layout::new(p, params.queue_slots, params.fragment_size);
 
-        // 2. Everybody checks the layout and its budget.
-        let local = match &layout {
+        // 2. Everybody checks the layout and its budget, in one agreement
+        // with whether it runs crowded: 2·(layout and budget fine) + crowded.
+        // The minimum is at least 2 exactly when every process can go on,
+        // and is then 3 exactly when every process sees the node crowded.
+        let fits = match &layout {
             Ok(l) => {
                 let attached = ATTACHED_BYTES.load(Ordering::Relaxed);
                 if attached + l.total as u64 > params.shared_memory_budget {
                     info!("{}: segment of {} bytes would exceed coll_sharm_shared_memory_budget={} ({attached} in use)", label, l.total, params.shared_memory_budget);
-                    0
+                    false
                 } else {
-                    1
+                    true
                 }
             }
-            Err(_) => 0,
+            Err(_) => false,
         };
-        if boot.agree_min(local) != Some(1) {
+        let yield_early = ffi::oversubscribed();
+        let agreed = boot.agree_min(2 * fits as i32 + yield_early as i32);
+        let crowded = agreed == Some(3);
+        if agreed.is_none_or(|v| v < 2) {
             return Err(match layout {
                 Err(e) => format!("invalid geometry: {e}"),
                 Ok(l) => format!("a process cannot afford a segment of {} bytes (coll_sharm_shared_memory_budget)", l.total),
@@ -171,10 +183,10 @@ impl Shared {
         ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
         let waiter = Waiter {
             progress: ffi::progress,
-            yield_early: ffi::oversubscribed(),
+            yield_early,
         };
         debug!(
-            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {})",
+            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {crowded})",
             label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early
         );
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
@@ -197,6 +209,7 @@ impl Shared {
             tuning: (params.radix, None),
             rules,
             params,
+            crowded,
         };
         Ok(shared)
     }
@@ -276,13 +289,11 @@ impl Shared {
 
     /// Resolves `auto` for the tree algorithms: the flat one up to
     /// `linear_up_to` processes and the k-nomial tree beyond.
-    /// Oversubscribed processes always get the flat one under `auto`: every
-    /// tree level would add a wait for a process that may not be running.
+    /// Crowded processes always get the flat one under `auto`: every tree
+    /// level would add a wait for a process that may not be running.
     pub fn tree_algorithm(&self, alg: Algorithm, linear_up_to: usize) -> Algorithm {
         match alg {
-            Algorithm::Auto if self.p <= linear_up_to || self.waiter.yield_early => {
-                Algorithm::Linear
-            }
+            Algorithm::Auto if self.p <= linear_up_to || self.crowded => Algorithm::Linear,
             Algorithm::Auto => Algorithm::Knomial,
             other => other,
         }
