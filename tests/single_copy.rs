@@ -191,6 +191,36 @@ fn auto_calibrates_once_and_reports() {
     assert!(verdicts >= 3, "every process says what it adopted:\n{out}");
 }
 
+/// On a crowded node, Alltoall blocks of 1 MiB go by single copy whatever
+/// the calibration found, and every process pulls them as they are offered
+/// instead of round by round: the checker requires the alltoall counter to
+/// move around them (`crowded` mode), and each process must say, at verbose
+/// 100, that it left the rounds (in place and not).
+#[test]
+fn crowded_node_pulls_alltoall_blocks_as_offered() {
+    let np = 4;
+    let out = run(
+        np,
+        "crowded",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_calibrate", "1"),
+            ("coll_sharm_single_copy_min_size", "256"),
+            ("coll_sharm_verbose", "100"),
+            ("mpi_yield_when_idle", "1"),
+        ],
+        &[],
+        &[],
+    );
+    let pulled = out
+        .matches("MPI_Alltoall(v) on 4 processes pulled every block as offered (crowded node)")
+        .count();
+    assert!(
+        pulled >= 2 * np,
+        "every process pulls both large Alltoalls as offered ({pulled} lines):\n{out}"
+    );
+}
+
 /// More processes than cores (np=4, and `mpi_yield_when_idle 1`, which
 /// sharm takes as the same signal, so that the test holds on a machine with
 /// more cores too): Scatter goes by

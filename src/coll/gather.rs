@@ -120,7 +120,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         let Some(mut sink) = own.sink() else {
             return false;
         };
-        if sh.single_copy_scatter(own.bytes()) {
+        if sh.single_copy_crowded(own.bytes()) {
             let mut outcome = Outcome::default();
             outcome.note(sh.take(root, round(me), &mut sink, own.bytes()));
             return outcome.finish("MPI_Scatter(v)");
@@ -139,7 +139,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
             offers.settle(sh);
             return false;
         };
-        if sh.single_copy_scatter(block.bytes()) {
+        if sh.single_copy_crowded(block.bytes()) {
             offers.make(sh, &mut src, block.bytes(), round(r), Readers::One(r));
             continue;
         }

@@ -15,9 +15,10 @@
 //!    The machine's state decides, not a threshold fixed in advance: on one
 //!    day two copies through cache-resident slots beat CMA, on another CMA
 //!    wins from 256 KiB.
-//! 5. On a node with more processes than cores (agreed by all), Scatter(v)
-//!    goes by single copy from `coll_sharm_single_copy_min_size` whatever
-//!    the calibration found (`SingleCopy::crowded` says why).
+//! 5. On a node with more processes than cores (agreed by all at set-up,
+//!    `Shared::crowded`), Scatter(v) blocks go by single copy from
+//!    `coll_sharm_single_copy_min_size`, and Alltoall(v) blocks from 1 MiB,
+//!    whatever the calibration found (`SingleCopy::crowded` says why).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;

@@ -201,6 +201,22 @@ impl Queues {
         waiter.until(|| {
             h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap
         });
+        self.incoming(w, k)
+    }
+
+    /// Fragment `pos` of queue `w` if it is published, without waiting (the
+    /// same Acquire loads as `receive`, once).
+    pub fn try_receive(&self, w: usize, pos: Pos) -> Option<Incoming> {
+        let (k, lap) = self.place(pos);
+        let h = self.header(w, k);
+        (h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap)
+            .then(|| self.incoming(w, k))
+    }
+
+    /// Slot `k` of queue `w`, whose publication an Acquire load has seen:
+    /// `len` and `wseq` were stored before it (Relaxed reads suffice).
+    fn incoming(&self, w: usize, k: usize) -> Incoming {
+        let h = self.header(w, k);
         let len = h.len.load(Ordering::Relaxed) as usize;
         Incoming {
             data: self.buffer(w, k, len),

@@ -35,15 +35,18 @@ impl Shared {
         bytes > 0 && self.single.as_ref().is_some_and(|s| bytes >= s.min_size)
     }
 
-    /// Whether a Scatter(v) block of `bytes` bytes goes by single copy (the
-    /// root and the block's reader both know its size).
+    /// Whether a Scatter(v) or Alltoall(v) block of `bytes` bytes goes by
+    /// single copy: as `single_copy`, but from a lower size on a crowded
+    /// node, where readers that pull whenever they run beat hand-offs that
+    /// need both ends running (`SingleCopy::crowded`).  Both ends of a block
+    /// know its size, and the crowding is agreed, so they decide alike.
     #[inline]
-    pub fn single_copy_scatter(&self, bytes: usize) -> bool {
+    pub fn single_copy_crowded(&self, bytes: usize) -> bool {
         bytes > 0
             && self
                 .single
                 .as_ref()
-                .is_some_and(|s| bytes >= s.scatter_min_size)
+                .is_some_and(|s| bytes >= s.crowded_min_size)
     }
 
     /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of
@@ -74,8 +77,17 @@ impl Shared {
 
     /// Waits for `from`'s offer at (`op`, 0).  Release it with `done`.
     pub fn accept(&mut self, from: usize, op: u64) -> Result<(Remote, Incoming), String> {
-        self.single_used = true;
         let frag = self.queues.receive(&self.waiter, from, Pos::new(op, 0));
+        self.decode_offer(from, frag)
+    }
+
+    /// Whether `from`'s offer at (`op`, 0) has been made (no wait).
+    pub fn offered(&self, from: usize, op: u64) -> bool {
+        self.queues.try_receive(from, Pos::new(op, 0)).is_some()
+    }
+
+    fn decode_offer(&mut self, from: usize, frag: Incoming) -> Result<(Remote, Incoming), String> {
+        self.single_used = true;
         // SAFETY: the fragment stays valid until released.
         match Remote::decode(unsafe { frag.bytes() }) {
             Some(r) => Ok((r, frag)),

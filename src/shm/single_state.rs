@@ -15,9 +15,10 @@ pub const CHUNK: usize = 64 * 1024;
 pub struct SingleCopy {
     /// Streams of at least this many bytes go by single copy.
     pub min_size: usize,
-    /// Scatter(v) blocks of at least this many bytes go by single copy:
-    /// `min_size`, or less on a crowded node (`SingleCopy::crowded`).
-    pub scatter_min_size: usize,
+    /// Scatter(v) and Alltoall(v) blocks of at least this many bytes go by
+    /// single copy: `min_size`, or less on a crowded node
+    /// (`SingleCopy::crowded`).
+    pub crowded_min_size: usize,
     /// Two chunks: pulled data, and a copy of our own operand.
     stage: Scratch,
     /// A private buffer (packed sources, partial results); grows as needed.
@@ -28,14 +29,16 @@ impl SingleCopy {
     pub fn new(min_size: usize) -> SingleCopy {
         SingleCopy {
             min_size: min_size.max(1),
-            scatter_min_size: min_size.max(1),
+            crowded_min_size: min_size.max(1),
             stage: Scratch::new(2 * CHUNK),
             spare: Vec::new(),
         }
     }
 
     /// The same, on a node with more processes than cores: Scatter(v)
-    /// blocks from `floor` bytes go by single copy whatever `min_size` is.
+    /// blocks from `floor` bytes go by single copy whatever `min_size` is
+    /// (and Alltoall(v) blocks from the larger of `floor` and 1 MiB,
+    /// `coll::alltoall`).
     /// Through the queues the root copies every block in, one after the
     /// other, and each hand-off waits for a reader that may not be running;
     /// by single copy the root only offers its buffer and the readers pull
@@ -46,7 +49,7 @@ impl SingleCopy {
     /// `sharm:single_copy=cma` beside `sharm`).
     pub fn crowded(min_size: usize, floor: usize) -> SingleCopy {
         SingleCopy {
-            scatter_min_size: floor.clamp(1, min_size.max(1)),
+            crowded_min_size: floor.clamp(1, min_size.max(1)),
             ..SingleCopy::new(min_size)
         }
     }
