@@ -3,9 +3,12 @@
 //! * pairwise (Alltoallv always; Alltoall above one fragment per block): p-1
 //!   rounds; in round k a process streams its block for me XOR k and
 //!   receives the block of me XOR k when p is a power of two, else for
-//!   (me+k) mod p and from (me-k) mod p, fragment by fragment in alternation
-//!   (so no round waits in a cycle).  Each round has its own operation
-//!   number, so a receiver needs only its own counts.
+//!   (me+k) mod p and from (me-k) mod p, its reads trailing its writes by
+//!   what the queues hold (so no round waits in a cycle).  Each round has
+//!   its own operation number, so a receiver needs only its own counts.
+//! * pulls as offered (crowded node, every block of this process by single
+//!   copy): the rounds' offers all at once, then the pulls in the order the
+//!   offers appear (`pull_any`).
 //! * linear (Alltoall, equal blocks): one operation; every process publishes
 //!   its p-1 blocks one after the other (block for (me+j) mod p at positions
 //!   j·F ...), and reads its own block from every queue, trailing its writing
