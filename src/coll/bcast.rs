@@ -15,7 +15,7 @@ use crate::coll::single_copy;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
-use crate::shm::channel::Shared;
+use crate::shm::channel::{land, Shared};
 use crate::shm::queue::Readers;
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
@@ -59,7 +59,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
                 let frag = sh.queues.receive(&sh.waiter, up, pos);
                 debug_assert_eq!(frag.len, len);
                 // SAFETY: the fragment stays valid until released below.
-                unsafe { payload.write(offset, frag.data, len) };
+                unsafe { land(payload, bytes, offset, frag.data, len) };
                 if has_kids {
                     let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                     // SAFETY: distinct slots of distinct queues; both hold len bytes.

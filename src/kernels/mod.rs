@@ -21,6 +21,7 @@
 //! double`), [`isa`] (run-time CPU feature selection).
 
 pub mod complex;
+pub mod copy;
 pub mod elementwise;
 pub mod isa;
 pub mod kinds;

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tracing::{debug, info, trace, warn};
 
+use crate::kernels::copy;
 use crate::ompi::call::Coll;
 use crate::ompi::ffi::{self, RawParams};
 use crate::ompi::params::{Algorithm, Params};
@@ -386,10 +387,36 @@ impl Shared {
     pub fn recv(&mut self, from: usize, payload: &mut Payload, cut: Cut, op: u64, i: usize) {
         let frag = self.queues.receive(&self.waiter, from, cut.pos(op, i));
         // SAFETY: the fragment stays valid until released.
-        unsafe { payload.write(i * cut.size, frag.data, frag.len) };
+        unsafe { land(payload, cut.bytes, i * cut.size, frag.data, frag.len) };
         self.queues.release(self.me, from, frag);
     }
 }
+
+/// Stores `len` bytes from `src` at offset `offset` of the stream `payload`,
+/// whose whole length is `stream_bytes`: a contiguous destination of a
+/// stream too large to stay cached with non-temporal stores
+/// (`kernels::copy`), anything else as `Payload::write`.
+///
+/// # Safety
+/// As `Payload::write`.
+pub unsafe fn land(
+    payload: &mut Payload,
+    stream_bytes: usize,
+    offset: usize,
+    src: *const u8,
+    len: usize,
+) {
+    match payload {
+        // SAFETY: a contiguous destination holds the whole stream.
+        Payload::Contiguous(base) if copy::streams(stream_bytes) => unsafe {
+            copy::copy_streaming(base.add(offset), src, len)
+        },
+        // SAFETY: forwarded contract.
+        _ => unsafe { payload.write(offset, src, len) },
+    }
+}
+
+impl Shared {}
 
 /// The fragment large streams aim at (see `Shared::cut`): small enough that
 /// a hand-off is still in the writer's cache when the reader takes it, large
