@@ -307,8 +307,8 @@ fn linear_exchange(
     let cut = sh.cut(block_bytes);
     let per_block = cut.count();
     let op = sh.next_op();
-    let lag = cut.lag_limit(sh.queues.layout().s);
     let total = (p - 1) * per_block;
+    let lag = cut.lag_limit(sh.queues.layout().s).min(total);
     let mut outgoing = Vec::with_capacity(p - 1);
     for j in 1..p {
         let Some((src, _)) = sources.block((me + j) % p) else {

@@ -78,7 +78,8 @@ pub(crate) fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: 
         _ => false,
     };
     let lag = if sink == Sink::Everybody {
-        cut.lag_limit(sh.queues.layout().s)
+        // No more lag than fragments: a small call is a few steps, not s.
+        cut.lag_limit(sh.queues.layout().s).min(frags)
     } else {
         0
     };

@@ -87,19 +87,22 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
         count: counts[r],
         ..red.layout
     };
-    // First element, first position and fragment count of every slice.
-    let mut first_elem = vec![0usize; p + 1];
-    let mut base = vec![0usize; p + 1];
-    for r in 0..p {
-        first_elem[r + 1] = first_elem[r] + counts[r];
-        base[r + 1] = base[r] + slice(r).fragments(f);
+    // Our slice's first element and first position, and the totals: sums
+    // over the slices, without a table (a small call allocates nothing).
+    let (mut first_me, mut base_me, mut elements, mut positions) = (0, 0, 0, 0);
+    for (r, &count) in counts.iter().enumerate() {
+        if r == me {
+            (first_me, base_me) = (elements, positions);
+        }
+        elements += count;
+        positions += slice(r).fragments(f);
     }
     // In place, a result at the buffer start overwrites input others still
     // need: work from a private copy.  (At the slice's place a result only
     // overwrites our own slice's input, fragment by fragment after reading it.)
     let copy: Vec<u8>;
     let own = if red.in_place && result == Result::BufferStart {
-        let span = red.layout.span(first_elem[p]);
+        let span = red.layout.span(elements);
         // SAFETY: the receive buffer holds the whole input in place.
         copy = unsafe { std::slice::from_raw_parts(red.own, span) }.to_vec();
         copy.as_ptr()
@@ -107,12 +110,15 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
         red.own
     };
     let op = sh.next_op();
-    let lag = cut.lag_limit(sh.queues.layout().s);
+    // No more lag than positions: a small call is a few steps, not s.
+    let lag = cut.lag_limit(sh.queues.layout().s).min(positions);
     let mine = slice(me);
-    let (mut r, mut i) = (0usize, 0usize);
-    for step in 0..base[p] + lag {
-        if step < base[p] {
+    // Slice r, its fragment i, and its first element, as the writing goes.
+    let (mut r, mut i, mut first_r) = (0usize, 0usize, 0usize);
+    for step in 0..positions + lag {
+        if step < positions {
             while i >= slice(r).fragments(f) {
+                first_r += counts[r];
                 r += 1;
                 i = 0;
             }
@@ -123,7 +129,7 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
                 // SAFETY: the slice lies within the input; dst is our slot.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
-                        own.add(first_elem[r] * red.layout.extent + offset),
+                        own.add(first_r * red.layout.extent + offset),
                         dst,
                         len,
                     )
@@ -132,16 +138,16 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
             }
             i += 1;
         }
-        if step >= base[me] + lag && step - lag - base[me] < mine.fragments(f) {
-            let k = step - lag - base[me];
+        if step >= base_me + lag && step - lag - base_me < mine.fragments(f) {
+            let k = step - lag - base_me;
             let (_, n, offset, len) = mine.fragment(k, f);
-            let pos = cut.pos(op, base[me] + k);
+            let pos = cut.pos(op, base_me + k);
             // SAFETY (block): buffers hold the slice; scratch holds a fragment.
             unsafe {
-                let mine_in = own.add(first_elem[me] * red.layout.extent + offset);
+                let mine_in = own.add(first_me * red.layout.extent + offset);
                 let out = match result {
                     Result::BufferStart => red.rbuf.add(offset),
-                    Result::SlicePlace => red.rbuf.add(first_elem[me] * red.layout.extent + offset),
+                    Result::SlicePlace => red.rbuf.add(first_me * red.layout.extent + offset),
                 };
                 let piece = Piece { pos, n, len };
                 // The fold must not write where it still reads our input.
