@@ -191,6 +191,25 @@ fn auto_calibrates_once_and_reports() {
     assert!(verdicts >= 3, "every process says what it adopted:\n{out}");
 }
 
+/// The checker in `crowded` mode on `np` processes told to yield when idle
+/// (which sharm takes as a crowded node), single copy from 256 B, with the
+/// calibration on, at `coll_sharm_verbose` `verbose`.
+fn crowded_run(np: usize, verbose: &str) -> String {
+    run(
+        np,
+        "crowded",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_calibrate", "1"),
+            ("coll_sharm_single_copy_min_size", "256"),
+            ("coll_sharm_verbose", verbose),
+            ("mpi_yield_when_idle", "1"),
+        ],
+        &[],
+        &[],
+    )
+}
+
 /// On a crowded node, Alltoall blocks of 1 MiB go by single copy whatever
 /// the calibration found, and every process pulls them as they are offered
 /// instead of round by round: the checker requires the alltoall counter to
@@ -199,19 +218,7 @@ fn auto_calibrates_once_and_reports() {
 #[test]
 fn crowded_node_pulls_alltoall_blocks_as_offered() {
     let np = 4;
-    let out = run(
-        np,
-        "crowded",
-        &[
-            ("coll_sharm_single_copy", "auto"),
-            ("coll_sharm_calibrate", "1"),
-            ("coll_sharm_single_copy_min_size", "256"),
-            ("coll_sharm_verbose", "100"),
-            ("mpi_yield_when_idle", "1"),
-        ],
-        &[],
-        &[],
-    );
+    let out = crowded_run(np, "100");
     let pulled = out
         .matches("MPI_Alltoall(v) on 4 processes pulled every block as offered (crowded node)")
         .count();
@@ -233,19 +240,7 @@ fn crowded_node_pulls_alltoall_blocks_as_offered() {
 #[test]
 fn crowded_node_scatters_by_single_copy() {
     let np = 4;
-    let out = run(
-        np,
-        "crowded",
-        &[
-            ("coll_sharm_single_copy", "auto"),
-            ("coll_sharm_calibrate", "1"),
-            ("coll_sharm_single_copy_min_size", "256"),
-            ("coll_sharm_verbose", "10"),
-            ("mpi_yield_when_idle", "1"),
-        ],
-        &[],
-        &[],
-    );
+    let out = crowded_run(np, "10");
     let said = out
         .matches("Scatter blocks from 256 bytes (more processes than cores)")
         .count();
