@@ -73,7 +73,7 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
 /// Publishes our stream to all others and receives every peer's, all
 /// processes streaming at once.  Reads trail our writes by as many
 /// fragments as every queue involved holds without a cycle of waits
-/// (`Cut::lag_limit`): a process that has published fragment t has read
+/// (`Cut::lag`): a process that has published fragment t has read
 /// everything up to t - lag, so the process furthest behind can always
 /// move (its writes wait for readers that are further on, its reads for
 /// writers that are further on).  A stream that fits the queue is thus
@@ -107,11 +107,7 @@ pub(crate) fn exchange(
     };
     let most = streams().map(|cut| cut.count()).max().unwrap_or(0);
     let slots = sh.queues.layout().s;
-    let lag = streams()
-        .map(|cut| cut.lag_limit(slots))
-        .min()
-        .unwrap_or(0)
-        .min(most);
+    let lag = streams().map(|cut| cut.lag(slots, most)).min().unwrap_or(0);
     for step in 0..most + lag {
         if step < mine.count() {
             sh.send(src, mine, op, step, Readers::AllOthers);

@@ -161,7 +161,7 @@ fn pairwise(
         });
         let most = out.count().max(inc.count());
         let slots = sh.queues.layout().s;
-        let lag = out.lag_limit(slots).min(inc.lag_limit(slots)).min(most);
+        let lag = out.lag(slots, most).min(inc.lag(slots, most));
         for step in 0..most + lag {
             if step < out.count() {
                 sh.send(&mut src, out, op, step, Readers::One(to));
@@ -308,7 +308,7 @@ fn linear_exchange(
     let per_block = cut.count();
     let op = sh.next_op();
     let total = (p - 1) * per_block;
-    let lag = cut.lag_limit(sh.queues.layout().s).min(total);
+    let lag = cut.lag(sh.queues.layout().s, total);
     let mut outgoing = Vec::with_capacity(p - 1);
     for j in 1..p {
         let Some((src, _)) = sources.block((me + j) % p) else {

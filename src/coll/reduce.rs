@@ -78,8 +78,7 @@ pub(crate) fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: 
         _ => false,
     };
     let lag = if sink == Sink::Everybody {
-        // No more lag than fragments: a small call is a few steps, not s.
-        cut.lag_limit(sh.queues.layout().s).min(frags)
+        cut.lag(sh.queues.layout().s, frags)
     } else {
         0
     };

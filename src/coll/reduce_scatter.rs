@@ -110,8 +110,7 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
         red.own
     };
     let op = sh.next_op();
-    // No more lag than positions: a small call is a few steps, not s.
-    let lag = cut.lag_limit(sh.queues.layout().s).min(positions);
+    let lag = cut.lag(sh.queues.layout().s, positions);
     let mine = slice(me);
     // Slice r, its fragment i, and its first element, as the writing goes.
     let (mut r, mut i, mut first_r) = (0usize, 0usize, 0usize);

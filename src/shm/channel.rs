@@ -416,8 +416,6 @@ pub unsafe fn land(
     }
 }
 
-impl Shared {}
-
 /// The fragment large streams aim at (see `Shared::cut`): small enough that
 /// a hand-off is still in the writer's cache when the reader takes it, large
 /// enough that the handshake (two cache-line transfers) costs a few per cent
@@ -457,9 +455,11 @@ impl Cut {
         Pos::wide(op, i, self.width)
     }
     /// How many positions a reader may trail a writer of the same queue
-    /// without a cycle of waits: one less than the fragments the queue holds.
-    pub fn lag_limit(&self, slots: usize) -> usize {
-        slots / self.width - 1
+    /// without a cycle of waits (one less than the fragments a queue of
+    /// `slots` slots holds), in a call of `steps` positions: never more than
+    /// those, which would only add idle steps to a small call.
+    pub fn lag(&self, slots: usize, steps: usize) -> usize {
+        (slots / self.width - 1).min(steps)
     }
 }
 
