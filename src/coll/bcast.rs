@@ -56,7 +56,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
                 sh.writer.publish(&sh.queues, pos, len, readers);
             }
             Some(up) => {
-                let frag = sh.queues.receive(&sh.waiter, up, pos);
+                let frag = sh.queues.receive_expecting(&sh.waiter, up, pos, len);
                 debug_assert_eq!(frag.len, len);
                 // SAFETY: the fragment stays valid until released below.
                 unsafe { land(payload, bytes, offset, frag.data, len) };

@@ -90,7 +90,9 @@ pub(crate) fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: 
         if result_reader && step >= lag {
             let i = step - lag;
             let (_, n, offset, len) = red.layout.fragment(i, f);
-            let frag = sh.queues.receive(&sh.waiter, tree_root, cut.pos(op, i));
+            let frag = sh
+                .queues
+                .receive_expecting(&sh.waiter, tree_root, cut.pos(op, i), len);
             debug_assert_eq!(frag.len, len);
             // SAFETY: rbuf holds the whole result; the fragment is valid until released.
             unsafe { red.layout.copy_to_user(red.rbuf.add(offset), frag.data, n) };
@@ -140,17 +142,17 @@ fn combine_fragment(
     unsafe {
         if acc_holds_own {
             for &c in &sh.kids {
-                let frag = sh.queues.receive(&sh.waiter, c, pos);
+                let frag = sh.queues.receive_expecting(&sh.waiter, c, pos, len);
                 red.fold(frag.data, acc, n);
                 sh.queues.release(sh.me, c, frag);
             }
         } else if let Some((&last, rest)) = sh.kids.split_last() {
             // The last child's part and the next one (the child before it,
             // or our own) meet in one fused pass instead of copy + fold.
-            let high = sh.queues.receive(&sh.waiter, last, pos);
+            let high = sh.queues.receive_expecting(&sh.waiter, last, pos, len);
             match rest.split_last() {
                 Some((&next, _)) => {
-                    let frag = sh.queues.receive(&sh.waiter, next, pos);
+                    let frag = sh.queues.receive_expecting(&sh.waiter, next, pos, len);
                     red.fused(frag.data, high.data, acc, n, len);
                     sh.queues.release(sh.me, next, frag);
                 }
@@ -159,7 +161,7 @@ fn combine_fragment(
             sh.queues.release(sh.me, last, high);
             if let Some((_, before)) = rest.split_last() {
                 for &c in before.iter().rev() {
-                    let frag = sh.queues.receive(&sh.waiter, c, pos);
+                    let frag = sh.queues.receive_expecting(&sh.waiter, c, pos, len);
                     red.fold(frag.data, acc, n);
                     sh.queues.release(sh.me, c, frag);
                 }

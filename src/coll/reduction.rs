@@ -70,7 +70,10 @@ pub(crate) unsafe fn fold_ranks(
     let mut pending: Option<(usize, *const u8, Option<Incoming>)> = None;
     let mut started = false;
     for w in ranks.rev() {
-        let frag = (w != sh.me).then(|| sh.queues.receive(&sh.waiter, w, piece.pos));
+        let frag = (w != sh.me).then(|| {
+            sh.queues
+                .receive_expecting(&sh.waiter, w, piece.pos, piece.len)
+        });
         let src = frag.map_or(own, |f| f.data);
         if !started && pending.is_none() {
             pending = Some((w, src, frag));

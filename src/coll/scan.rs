@@ -55,7 +55,7 @@ fn chain_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
         unsafe {
             let own = red.own.add(offset);
             let out = red.rbuf.add(offset);
-            let below = (me > 0).then(|| sh.queues.receive(&sh.waiter, me - 1, pos));
+            let below = (me > 0).then(|| sh.queues.receive_expecting(&sh.waiter, me - 1, pos, len));
             // acc = (prefix below) op x_me: in our outgoing slot when a higher
             // rank needs it, else in scratch.  Our input is read into it
             // before the result overwrites the receive buffer (in place).

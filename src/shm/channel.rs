@@ -385,7 +385,9 @@ impl Shared {
     /// Receives position (`op`, `i`) of `from`'s queue into fragment `i` of
     /// the stream `payload`.
     pub fn recv(&mut self, from: usize, payload: &mut Payload, cut: Cut, op: u64, i: usize) {
-        let frag = self.queues.receive(&self.waiter, from, cut.pos(op, i));
+        let frag = self
+            .queues
+            .receive_expecting(&self.waiter, from, cut.pos(op, i), cut.len(i));
         // SAFETY: the fragment stays valid until released.
         unsafe { land(payload, cut.bytes, i * cut.size, frag.data, frag.len) };
         self.queues.release(self.me, from, frag);

@@ -50,6 +50,39 @@ use crate::shm::wait::Waiter;
 /// Payload bytes that fit in a slot header's cache line.
 pub const INLINE_BYTES: usize = 32;
 
+/// Largest expected fragment whose data lines a waiting reader prefetches.
+///
+/// Why prefetch at all: a reader that waits for the header and only then
+/// reads the data pays two cache-line transfers in a row.  Touching the data
+/// lines while polling brings them over together with the header (or right
+/// after the writer's stores reach them).  Why only up to 8 lines: measured
+/// at np=2 with both variants alternating by operation within one launch,
+/// Bcast of 64-512 B took 6-16 % less time, 1 KiB the same, and 2 KiB
+/// 6-30 % more (the reader pulls lines back while the writer still fills
+/// them, and every such line must be taken from it again).
+const PREFETCH_MAX_BYTES: usize = 512;
+
+/// Asks for the `len` bytes at `data` to be brought into this core's cache.
+///
+/// A prefetch is only a hint: it neither faults nor orders anything.  A
+/// line fetched before the writer's stores is invalidated by them (the
+/// writer cannot store before it owns the line), so whatever is still
+/// cached when the header's Acquire load sees the publication is current.
+#[inline]
+fn prefetch_lines(data: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for line in (0..len).step_by(crate::shm::layout::CACHE_LINE) {
+        // SAFETY: prefetching has no preconditions and never faults; the
+        // address (inside the slot) is not dereferenced.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(data.wrapping_add(line).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, len);
+}
+
 /// One slot's control line.  Written by the queue owner only.
 #[repr(C, align(64))]
 pub struct SlotHeader {
@@ -196,11 +229,34 @@ impl Queues {
 
     /// Waits for fragment `pos` of queue `w` and returns where it is.
     pub fn receive(&self, waiter: &Waiter, w: usize, pos: Pos) -> Incoming {
+        self.receive_expecting(waiter, w, pos, 0)
+    }
+
+    /// `receive` of a fragment the reader expects to hold `expect` bytes (a
+    /// hint: the header's length stays authoritative).  A small fragment
+    /// beyond the inline bytes has its data lines prefetched while the
+    /// reader waits for the header, so that their transfer overlaps the
+    /// header's instead of following it (see [`PREFETCH_MAX_BYTES`]).
+    pub fn receive_expecting(
+        &self,
+        waiter: &Waiter,
+        w: usize,
+        pos: Pos,
+        expect: usize,
+    ) -> Incoming {
         let (k, lap) = self.place(pos);
         let h = self.header(w, k);
-        waiter.until(|| {
-            h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap
-        });
+        let published =
+            || h.op.load(Ordering::Acquire) == pos.op && h.lap.load(Ordering::Acquire) == lap;
+        if expect <= INLINE_BYTES || expect > PREFETCH_MAX_BYTES {
+            waiter.until(published);
+        } else {
+            let data = self.buffer(w, k, expect);
+            waiter.until(|| {
+                prefetch_lines(data, expect);
+                published()
+            });
+        }
         self.incoming(w, k)
     }
 
@@ -416,9 +472,9 @@ pub(crate) mod tests {
     #[test]
     fn broadcast_through_threads() {
         let p = 4;
-        let seg = TestSegment::new(Layout::new(p, 3, 64).unwrap());
+        let seg = TestSegment::new(Layout::new(p, 3, 512).unwrap());
         let ops: Vec<(u64, usize, usize)> = (1..=400u64)
-            .map(|op| (op, (op as usize * 7) % 5, ((op as usize * 13) % 64) + 1))
+            .map(|op| (op, (op as usize * 7) % 5, ((op as usize * 13) % 512) + 1))
             .collect();
         let ops = Arc::new(ops);
         let handles: Vec<_> = (0..p)
@@ -439,7 +495,10 @@ pub(crate) mod tests {
                                 unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, len) };
                                 writer.publish(q, pos, len, Readers::AllOthers);
                             } else {
-                                let got = q.receive(&waiter, root, pos);
+                                // The length hint is only a hint: right,
+                                // or wrong by a few lines, the bytes are.
+                                let hint = [len, len * 3, 0][(op as usize + i) % 3];
+                                let got = q.receive_expecting(&waiter, root, pos, hint);
                                 assert_eq!(unsafe { got.bytes() }, &pattern(op, i, len)[..]);
                                 q.release(me, root, got);
                             }
