@@ -6,7 +6,6 @@ use crate::coll::{allgather, allreduce, alltoall, barrier, bcast, gather, reduce
 use crate::coll::{reduce_scatter, scan};
 use crate::dispatch::state::Prepared;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
-use crate::ompi::combine::Combiner;
 use crate::ompi::stats;
 use crate::shm::channel::Shared;
 
@@ -51,8 +50,13 @@ fn reduction(sh: &mut Shared, r: &ReductionArgs, prepared: Prepared) -> bool {
         rbuf: r.rbuf,
         in_place: r.sbuf.is_none(),
         layout: prepared.layout.expect("a served reduction has its layout"),
-        comb: Combiner::new(r.op, r.dtype, sh.params.reduction_kernels),
-        commutative: r.op.commutative(),
+        comb: sh.combiners.get(
+            r.op,
+            r.dtype,
+            sh.params.reduction_kernels,
+            r.intrinsic && r.info.predefined != 0,
+        ),
+        commutative: r.commutative,
     };
     match r.coll {
         Coll::Reduce => return reduce::reduce(sh, &red, r.root),

@@ -106,7 +106,7 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepa
         layout,
         comb: Combiner::new(r.op, r.dtype, plan.kernels),
         acc,
-        commutative: r.op.commutative(),
+        commutative: r.commutative,
     };
     let (reduce_alg, allreduce_form) = (plan.params.reduce, plan.params.allreduce);
     let top = TopSpec::new(

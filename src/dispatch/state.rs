@@ -80,7 +80,7 @@ fn admit(args: &Args, f: usize) -> Result<Prepared, Refusal> {
             r.total
         )
     })?;
-    ReduceLayout::classify(&r.info, total, r.op.intrinsic(), f)
+    ReduceLayout::classify(&r.info, total, r.intrinsic, f)
         .map(|layout| Prepared {
             layout: Some(layout),
         })
@@ -119,7 +119,7 @@ fn hierarchical_kind(args: &Args, spans_nodes: bool, allgather_named: bool) -> H
             HierKind::Always
         }
         Args::Reduction(r) if matches!(r.coll, Coll::Reduce | Coll::Allreduce) => {
-            if r.op.commutative() {
+            if r.commutative {
                 HierKind::Always
             } else {
                 HierKind::IfRankOrdered
@@ -243,8 +243,14 @@ impl CommState {
             stats::served(coll);
             return Route::Done;
         }
-        let kind = hierarchical_kind(args, !self.all_local, self.allgather_named());
-        if self.hier_wanted() && kind != HierKind::Never {
+        // Asked only when a hierarchy is wanted: the flat path's small calls
+        // should not pay for it.
+        let kind = if self.hier_wanted() {
+            hierarchical_kind(args, !self.all_local, self.allgather_named())
+        } else {
+            HierKind::Never
+        };
+        if kind != HierKind::Never {
             // Every process's parameters are in the hierarchy's digest, so
             // its own limits are everybody's.
             let prepared = self

@@ -113,6 +113,10 @@ pub struct ReductionArgs {
     /// The datatype's geometry, asked of Open MPI once per call.
     pub info: DtypeInfo,
     pub op: Op,
+    /// The operation's facts, asked of Open MPI once per call: a predefined
+    /// (intrinsic) operation, and whether it commutes.
+    pub intrinsic: bool,
+    pub commutative: bool,
     pub root: usize,
     /// Elements of each process's result slice (Reduce_scatter(_block) only).
     pub slices: Vec<usize>,
@@ -200,13 +204,16 @@ impl<'a> Args<'a> {
                 } else {
                     slices.iter().sum()
                 };
+                let op = Op(call.op);
                 Args::Reduction(ReductionArgs {
                     coll: c,
                     sbuf: (!in_place(call.sbuf)).then_some(call.sbuf.cast()),
                     rbuf: call.rbuf.cast(),
                     dtype: rdt,
                     info: rdt.info(),
-                    op: Op(call.op),
+                    op,
+                    intrinsic: op.intrinsic(),
+                    commutative: op.commutative(),
                     root,
                     slices,
                     total,

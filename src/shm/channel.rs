@@ -14,6 +14,7 @@ use tracing::{debug, info, trace, warn};
 
 use crate::kernels::copy;
 use crate::ompi::call::Coll;
+use crate::ompi::combine::CombinerMemo;
 use crate::ompi::ffi::{self, RawParams};
 use crate::ompi::params::{Algorithm, Params};
 use crate::ompi::payload::Payload;
@@ -63,6 +64,8 @@ pub struct Shared {
     pub single_used: bool,
     /// The `coll_sharm_<op>_rules` every process agreed on (rank 0's).
     pub rules: RawRules,
+    /// The last predefined reduction's combiner (see `CombinerMemo`).
+    pub combiners: CombinerMemo,
     /// What `choose` set for the call in progress: k-nomial radix and the
     /// pipeline fragment (in slots; None: the built-in cut).
     tuning: (usize, Option<usize>),
@@ -207,6 +210,7 @@ impl Shared {
             last_tree: None,
             single: None,
             single_used: false,
+            combiners: CombinerMemo::default(),
             tuning: (params.radix, None),
             rules,
             params,
