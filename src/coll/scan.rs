@@ -87,7 +87,6 @@ fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     let cut = sh.cut(red.layout.span(red.layout.count));
     let (me, p, f) = (sh.me, sh.p, cut.size);
     let op = sh.next_op();
-    let higher: Vec<usize> = (me + 1..p).collect();
     let upto = if inclusive { me + 1 } else { me };
     for i in 0..red.layout.fragments(f) {
         let (_, n, offset, len) = red.layout.fragment(i, f);
@@ -96,19 +95,34 @@ fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
         // elements; scratch and slots hold a fragment.
         unsafe {
             let own = red.own.add(offset);
-            if !higher.is_empty() {
+            if me + 1 < p {
                 let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                 std::ptr::copy_nonoverlapping(own, dst, len);
-                sh.writer
-                    .publish(&sh.queues, pos, len, Readers::List(&higher));
+                sh.writer.publish(&sh.queues, pos, len, Readers::Above(me));
             }
             if upto == 0 {
                 continue;
             }
-            // Our own input is read before the result overwrites it (in place).
-            let acc = sh.scratch.ptr();
+            if upto == 1 && me == 0 {
+                // Rank 0's Scan: its own input is the result (in place:
+                // already there).  (Rank 1's Exscan also folds one rank,
+                // but rank 0's.)
+                if !red.in_place {
+                    red.layout.copy_to_user(red.rbuf.add(offset), own, n);
+                }
+                continue;
+            }
+            // Not in place and without padding, the prefix is built in the
+            // receive buffer itself.  Otherwise in scratch: our own input
+            // must be read before the result overwrites it (in place), and
+            // the user's padding must not be written.
+            let direct = !red.in_place && red.layout.dense();
+            let out = red.rbuf.add(offset);
+            let acc = if direct { out } else { sh.scratch.ptr() };
             fold_ranks(sh, 0..upto, own, acc, Piece { pos, n, len }, red);
-            red.layout.copy_to_user(red.rbuf.add(offset), acc, n);
+            if !direct {
+                red.layout.copy_to_user(out, acc, n);
+            }
         }
     }
 }

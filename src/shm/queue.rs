@@ -145,6 +145,9 @@ pub enum Readers<'a> {
     AllOthers,
     One(usize),
     List(&'a [usize]),
+    /// Every process of a higher rank than the given one (a scan's
+    /// readers), without building a list per call.
+    Above(usize),
 }
 
 /// A view of the p queues of a mapped segment.
@@ -419,6 +422,7 @@ impl Writer {
                 Readers::AllOthers => pending.all_others = true,
                 Readers::One(r) => pending.readers.push(r as u32),
                 Readers::List(list) => pending.readers.extend(list.iter().map(|&r| r as u32)),
+                Readers::Above(r) => pending.readers.extend(r as u32 + 1..q.layout.p as u32),
             }
         }
         let h = q.header(self.me, k);
