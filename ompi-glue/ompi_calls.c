@@ -55,6 +55,11 @@ void sharm_glue_dtype_info(void *dtype, struct sharm_dtype_info *out)
     out->true_extent = true_extent;
     out->predefined = ompi_datatype_is_predefined(dt) ? 1 : 0;
     out->contiguous1 = ompi_datatype_is_contiguous_memory_layout(dt, 1) ? 1 : 0;
+    /* The answer for count 1 and for every other count: Open MPI's test
+     * reads only the datatype's flags (CONTIGUOUS, and NO_GAPS unless the
+     * count is 1), so two questions here spare one per buffer later. */
+    out->contiguous_n = ompi_datatype_is_contiguous_memory_layout(dt, 2) ? 1 : 0;
+    out->reserved = 0;
 }
 
 int32_t sharm_glue_dtype_contiguous(void *dtype, int32_t count)

@@ -221,6 +221,9 @@ struct sharm_dtype_info {
     int64_t true_extent;  /* bytes actually touched by one element */
     int32_t predefined;   /* 1 for MPI's predefined types */
     int32_t contiguous1;  /* 1 when one element is a gap-free byte range */
+    int32_t contiguous_n; /* 1 when any other count of elements is one (Open MPI
+                           * decides both from the datatype's flags alone) */
+    int32_t reserved;
 };
 void sharm_glue_dtype_info(void *dtype, struct sharm_dtype_info *out);
 /* 1 when `count` elements form one gap-free byte range starting at buf+true_lb. */

@@ -183,7 +183,8 @@ impl<'a> Args<'a> {
     pub unsafe fn decode(call: &'a Call, p: usize) -> Option<Args<'a>> {
         let coll = Coll::from_raw(call.coll)?;
         let root = call.root.max(0) as usize;
-        let in_place = |ptr: *const c_void| ptr == ffi::in_place();
+        let mpi_in_place = ffi::in_place();
+        let in_place = |ptr: *const c_void| ptr == mpi_in_place;
         let (sdt, rdt) = (Dtype(call.sdtype), Dtype(call.rdtype));
         Some(match coll {
             Coll::Barrier => Args::Barrier,
@@ -220,19 +221,39 @@ impl<'a> Args<'a> {
                 })
             }
             c => {
+                // Each datatype's geometry is asked for once (one question
+                // when both sides use the same datatype, as most calls do).
+                let sinfo = sdt.info();
+                let rinfo = if rdt.0 == sdt.0 { sinfo } else { rdt.info() };
                 let side =
-                    |buf: *const c_void, n: i32, cs: *const i32, ds: *const i32, dt| RootSide {
-                        whole: TypedBuf::new(buf.cast(), n, dt),
-                        count: n,
-                        counts: (!cs.is_null()).then(|| (ints(cs, p), ints(ds, p))),
+                    |buf: *const c_void, n: i32, cs: *const i32, ds: *const i32, dt, info| {
+                        RootSide {
+                            whole: TypedBuf::with_info(buf.cast(), n, dt, info),
+                            count: n,
+                            counts: (!cs.is_null()).then(|| (ints(cs, p), ints(ds, p))),
+                        }
                     };
                 Args::Movement(MovementArgs {
                     coll: c,
                     root,
-                    send: TypedBuf::new(call.sbuf.cast(), call.scount, sdt),
-                    recv: TypedBuf::new(call.rbuf.cast(), call.rcount, rdt),
-                    send_side: side(call.sbuf, call.scount, call.scounts, call.sdispls, sdt),
-                    recv_side: side(call.rbuf, call.rcount, call.rcounts, call.rdispls, rdt),
+                    send: TypedBuf::with_info(call.sbuf.cast(), call.scount, sdt, sinfo),
+                    recv: TypedBuf::with_info(call.rbuf.cast(), call.rcount, rdt, rinfo),
+                    send_side: side(
+                        call.sbuf,
+                        call.scount,
+                        call.scounts,
+                        call.sdispls,
+                        sdt,
+                        sinfo,
+                    ),
+                    recv_side: side(
+                        call.rbuf,
+                        call.rcount,
+                        call.rcounts,
+                        call.rdispls,
+                        rdt,
+                        rinfo,
+                    ),
                     send_in_place: in_place(call.sbuf),
                     recv_in_place: in_place(call.rbuf),
                 })

@@ -138,6 +138,8 @@ mod tests {
             true_extent: size as i64,
             predefined: 1,
             contiguous1: 1,
+            contiguous_n: (extent == size as i64) as i32,
+            reserved: 0,
         }
     }
 

@@ -57,6 +57,22 @@ pub struct DtypeInfo {
     pub true_extent: i64,
     pub predefined: i32,
     pub contiguous1: i32,
+    pub contiguous_n: i32,
+    pub reserved: i32,
+}
+
+impl DtypeInfo {
+    /// Whether `count` elements form one gap-free byte range: Open MPI's
+    /// `ompi_datatype_is_contiguous_memory_layout`, answered from the two
+    /// counts the glue asked about (its answer depends only on whether the
+    /// count is 1).
+    pub fn contiguous(&self, count: i32) -> bool {
+        if count == 1 {
+            self.contiguous1 != 0
+        } else {
+            self.contiguous_n != 0
+        }
+    }
 }
 
 /// Mirror of `struct sharm_call`: one collective call exactly as the

@@ -20,7 +20,8 @@ impl TypedBuf {
         TypedBuf::with_info(buf, count, dtype, dtype.info())
     }
 
-    fn with_info(buf: *const u8, count: i32, dtype: Dtype, info: DtypeInfo) -> TypedBuf {
+    /// A buffer of `dtype` whose geometry `info` was already asked for.
+    pub fn with_info(buf: *const u8, count: i32, dtype: Dtype, info: DtypeInfo) -> TypedBuf {
         TypedBuf {
             buf: buf as *mut u8,
             count,
@@ -53,7 +54,12 @@ impl TypedBuf {
 
     /// How this buffer moves: as one byte range, or packed.
     fn movement(&self) -> Movement {
-        dtype::movement(&self.info, self.dtype.contiguous(self.count))
+        // Debug builds check the derived answer against Open MPI's own.
+        debug_assert_eq!(
+            self.info.contiguous(self.count),
+            self.dtype.contiguous(self.count)
+        );
+        dtype::movement(&self.info, self.info.contiguous(self.count))
     }
 
     fn payload(&self, for_send: bool) -> Option<Payload> {
