@@ -8,13 +8,13 @@
 //!   instead of p-1, at the price of a second phase.
 
 use crate::coll::bcast;
-use crate::coll::gather::{self, sinks};
+use crate::coll::gather::{self, rotation, sinks};
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, SelfCopy, TypedBuf};
-use crate::shm::channel::{Cut, Shared};
+use crate::shm::channel::{Cut, PeerStream, Shared};
 use crate::shm::queue::Readers;
 
 /// `own`: this process's send block (None: MPI_IN_PLACE, the block is already
@@ -62,12 +62,13 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
         return false;
     };
     let mine_cut = sh.cut(mine.bytes());
-    let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
-    let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| all.block(r))) else {
+    let Some(mut sinks) = sinks(sh, rotation(me, p).map(|r| (r, all.block(r)))) else {
         return false;
     };
     let own_copy = SelfCopy::new(own, all.block(me));
-    exchange(sh, (&mut src, mine_cut), &peers, &mut sinks, op, own_copy)
+    let done = exchange(sh, (&mut src, mine_cut), &mut sinks, op, own_copy);
+    sh.recycle(sinks);
+    done
 }
 
 /// Publishes our stream to all others and receives every peer's, all
@@ -85,8 +86,7 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
 pub(crate) fn exchange(
     sh: &mut Shared,
     (src, mine): (&mut Payload, Cut),
-    peers: &[usize],
-    sinks: &mut [(Payload, Cut)],
+    sinks: &mut [PeerStream],
     op: u64,
     mut own_copy: SelfCopy,
 ) -> bool {
@@ -101,8 +101,8 @@ pub(crate) fn exchange(
     let streams = || {
         sinks
             .iter()
-            .filter(|(_, cut)| queued(sh, cut))
-            .map(|(_, cut)| *cut)
+            .filter(|(_, _, cut)| queued(sh, cut))
+            .map(|(_, _, cut)| *cut)
             .chain([mine])
     };
     let most = streams().map(|cut| cut.count()).max().unwrap_or(0);
@@ -118,16 +118,16 @@ pub(crate) fn exchange(
         let Some(i) = step.checked_sub(lag) else {
             continue;
         };
-        for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
+        for (r, sink, cut) in sinks.iter_mut() {
             if i < cut.count() && queued(sh, cut) {
-                sh.recv(r, sink, *cut, op, i);
+                sh.recv(*r, sink, *cut, op, i);
             }
         }
     }
     let mut outcome = Outcome::default();
-    for (&r, (sink, cut)) in peers.iter().zip(sinks.iter_mut()) {
+    for (r, sink, cut) in sinks.iter_mut() {
         if !queued(sh, cut) {
-            outcome.note(sh.take(r, op, sink, cut.bytes));
+            outcome.note(sh.take(*r, op, sink, cut.bytes));
         }
     }
     let copied = own_copy.finish();

@@ -4,6 +4,7 @@
 //! followed by an allgather of the reduced slices.
 
 use crate::coll::allgather;
+use crate::coll::gather::rotation;
 use crate::coll::reduce::{walk, Sink, LINEAR_UP_TO};
 use crate::coll::reduce_scatter;
 use crate::coll::reduction::{fold_ranks, Piece, Reduction};
@@ -11,7 +12,7 @@ use crate::coll::single_copy_reduce;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::{Payload, SelfCopy};
-use crate::shm::channel::{Cut, Shared};
+use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 
 /// Messages up to this size use the `allgather` Allreduce under `auto`.
@@ -76,27 +77,17 @@ fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
     reduce_scatter::reduce_scatter(sh, red, &counts, reduce_scatter::Result::SlicePlace);
     let offset = |r: usize| r * count / p * size;
     let op = sh.next_op();
-    let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
-    let mut sinks: Vec<(Payload, Cut)> = peers
-        .iter()
+    let mut sinks = sh.peer_streams();
+    for r in rotation(me, p) {
         // SAFETY: slices lie within the receive buffer.
-        .map(|&r| {
-            (
-                Payload::Contiguous(unsafe { red.rbuf.add(offset(r)) }),
-                sh.cut(counts[r] * size),
-            )
-        })
-        .collect();
+        let slice = Payload::Contiguous(unsafe { red.rbuf.add(offset(r)) });
+        sinks.push((r, slice, sh.cut(counts[r] * size)));
+    }
     let mut mine = Payload::Contiguous(unsafe { red.rbuf.add(offset(me)) });
     let mine_cut = sh.cut(counts[me] * size);
-    allgather::exchange(
-        sh,
-        (&mut mine, mine_cut),
-        &peers,
-        &mut sinks,
-        op,
-        SelfCopy::none(),
-    )
+    let done = allgather::exchange(sh, (&mut mine, mine_cut), &mut sinks, op, SelfCopy::none());
+    sh.recycle(sinks);
+    done
 }
 
 /// Small-message Allreduce: each process publishes its fragment once to all

@@ -36,8 +36,9 @@ struct Sources<'a> {
 impl<'a> Sources<'a> {
     fn new(send: Option<&'a RootSide<'a>>, recv: &RootSide, p: usize) -> Option<Sources<'a>> {
         let mut copy = Vec::new();
-        let mut offsets = vec![0usize; p + 1];
+        let mut offsets = Vec::new();
         if send.is_none() {
+            offsets.resize(p + 1, 0);
             for r in 0..p {
                 let end = offsets[r] + recv.block(r).bytes();
                 offsets[r + 1] = end;
@@ -309,21 +310,23 @@ fn linear_exchange(
     let op = sh.next_op();
     let total = (p - 1) * per_block;
     let lag = cut.lag(sh.queues.layout().s, total);
-    let mut outgoing = Vec::with_capacity(p - 1);
+    let mut outgoing = sh.peer_streams();
     for j in 1..p {
-        let Some((src, _)) = sources.block((me + j) % p) else {
+        let to = (me + j) % p;
+        let Some((src, _)) = sources.block(to) else {
             return false;
         };
-        outgoing.push(src);
+        outgoing.push((to, src, cut));
     }
-    // From writer w, our block is its ((me - w) mod p)-th, at j-1 blocks in.
-    let mut incoming = Vec::with_capacity(p - 1);
+    // From writer w, our block is its ((me - w) mod p)-th, at k-1 blocks in
+    // (entry k-1 of `incoming`).
+    let mut incoming = sh.peer_streams();
     for k in 1..p {
         let w = (me + p - k) % p;
         let Some(sink) = recv.block(w).sink() else {
             return false;
         };
-        incoming.push((w, (k - 1) * per_block, sink));
+        incoming.push((w, sink, cut));
     }
     for step in 0..total + lag {
         if step < total {
@@ -332,26 +335,28 @@ fn linear_exchange(
             let (len, pos) = (cut.len(i), cut.pos(op, step));
             let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
             // SAFETY: `dst` is our reserved slot of >= len bytes.
-            unsafe { outgoing[j].read(i * cut.size, dst, len) };
-            sh.writer
-                .publish(&sh.queues, pos, len, Readers::One((me + j + 1) % p));
+            let (to, src, _) = &mut outgoing[j];
+            unsafe { src.read(i * cut.size, dst, len) };
+            sh.writer.publish(&sh.queues, pos, len, Readers::One(*to));
         }
         if step + 1 >= total {
             own_copy.run();
         }
-        if step >= lag {
-            let at = step - lag;
-            for (w, base, sink) in incoming.iter_mut() {
-                if at >= *base && at < *base + per_block {
-                    let i = at - *base;
-                    let frag = sh.queues.receive(&sh.waiter, *w, cut.pos(op, at));
-                    // SAFETY: the fragment stays valid until released.
-                    unsafe { sink.write(i * cut.size, frag.data, frag.len) };
-                    sh.queues.release(me, *w, frag);
-                }
-            }
+        if let Some(at) = step.checked_sub(lag) {
+            // Position `at` of its queue is fragment i of our block from
+            // the writer of entry k.
+            let (k, i) = (at / per_block, at % per_block);
+            let (w, sink, _) = &mut incoming[k];
+            let frag = sh
+                .queues
+                .receive_expecting(&sh.waiter, *w, cut.pos(op, at), cut.len(i));
+            // SAFETY: the fragment stays valid until released.
+            unsafe { sink.write(i * cut.size, frag.data, frag.len) };
+            sh.queues.release(me, *w, frag);
         }
     }
+    sh.recycle(outgoing);
+    sh.recycle(incoming);
     own_copy.finish()
 }
 

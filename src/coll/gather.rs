@@ -17,46 +17,49 @@
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::payload::{Payload, RootSide, TypedBuf};
-use crate::shm::channel::{Cut, Shared};
+use crate::shm::channel::{Cut, PeerStream, Shared};
 use crate::shm::queue::Readers;
 
-/// A sink per block, with the block's cut.
+/// A sink per (peer, block), with the block's cut, in a list from
+/// `Shared::peer_streams` (hand it back with `Shared::recycle`).
 pub(crate) fn sinks(
-    sh: &Shared,
-    blocks: impl Iterator<Item = TypedBuf>,
-) -> Option<Vec<(Payload, Cut)>> {
-    blocks
-        .map(|b| Some((b.sink()?, sh.cut(b.bytes()))))
-        .collect()
+    sh: &mut Shared,
+    blocks: impl Iterator<Item = (usize, TypedBuf)>,
+) -> Option<Vec<PeerStream>> {
+    let mut list = sh.peer_streams();
+    for (r, b) in blocks {
+        list.push((r, b.sink()?, sh.cut(b.bytes())));
+    }
+    Some(list)
+}
+
+/// The other processes in rotation order from `me`: me+1, me+2, ... mod p.
+pub(crate) fn rotation(me: usize, p: usize) -> impl Iterator<Item = usize> {
+    (1..p).map(move |k| (me + k) % p)
 }
 
 /// Receives fragment i of every stream before fragment i+1 of any, so all
 /// senders stream at once; then pulls the streams that come by single copy.
 /// False when a pull failed (reported).
-pub(crate) fn receive_all(
-    sh: &mut Shared,
-    from: &[usize],
-    sinks: &mut [(Payload, Cut)],
-    op: u64,
-) -> bool {
+pub(crate) fn receive_all(sh: &mut Shared, sinks: &mut [PeerStream], op: u64) -> bool {
     let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
     let most = sinks
         .iter()
-        .filter(|(_, cut)| queued(sh, cut))
-        .map(|(_, cut)| cut.count())
+        .filter(|(_, _, cut)| queued(sh, cut))
+        .map(|(_, _, cut)| cut.count())
         .max()
         .unwrap_or(0);
     for i in 0..most {
-        for (&r, (sink, cut)) in from.iter().zip(sinks.iter_mut()) {
+        for (r, sink, cut) in sinks.iter_mut() {
             if i < cut.count() && queued(sh, cut) {
-                sh.recv(r, sink, *cut, op, i);
+                sh.recv(*r, sink, *cut, op, i);
             }
         }
     }
     let mut outcome = Outcome::default();
-    for (&r, (sink, cut)) in from.iter().zip(sinks.iter_mut()) {
+    for (r, sink, cut) in sinks.iter_mut() {
         if !queued(sh, cut) {
-            outcome.note(sh.take(r, op, sink, cut.bytes));
+            outcome.note(sh.take(*r, op, sink, cut.bytes));
         }
     }
     outcome.finish("receiving blocks")
@@ -99,14 +102,16 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         send_stream(sh, &mut src, own.bytes(), op, Readers::One(root));
         return true;
     }
-    let peers: Vec<usize> = (1..p).map(|k| (me + k) % p).collect();
-    let Some(mut sinks) = sinks(sh, peers.iter().map(|&r| root_side.block(r))) else {
+    let blocks = rotation(me, p).map(|r| (r, root_side.block(r)));
+    let Some(mut sinks) = sinks(sh, blocks) else {
         return false;
     };
     // Our own block first: the senders fill our queues meanwhile, instead of
     // the copy following the last fragment.
     let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me)));
-    receive_all(sh, &peers, &mut sinks, op) && copied
+    let received = receive_all(sh, &mut sinks, op);
+    sh.recycle(sinks);
+    received && copied
 }
 
 /// `own` is this process's receive block (None: MPI_IN_PLACE at the root).

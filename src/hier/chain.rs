@@ -37,7 +37,7 @@ use crate::ompi::params::{Algorithm, AllreduceForm, GroupAlgorithm, TopAllreduce
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::calibrate;
-use crate::shm::channel::{Cut, Shared};
+use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 
 /// How a group moves data.
@@ -362,12 +362,13 @@ pub(crate) fn gather_group(
             send_stream(sh, &mut src, mine.len(), op, Readers::One(0));
             return Some(false);
         }
-        let from: Vec<usize> = (1..sh.p).collect();
-        let mut sinks: Vec<(Payload, Cut)> = into[1..]
-            .iter_mut()
-            .map(|v| (Payload::Contiguous(v.as_mut_ptr()), sh.cut(v.len())))
-            .collect();
-        return receive_all(sh, &from, &mut sinks, op).then_some(true);
+        let mut sinks = sh.peer_streams();
+        for (j, v) in into.iter_mut().enumerate().skip(1) {
+            sinks.push((j, Payload::Contiguous(v.as_mut_ptr()), sh.cut(v.len())));
+        }
+        let received = receive_all(sh, &mut sinks, op);
+        sh.recycle(sinks);
+        return received.then_some(true);
     }
     let (group, tag) = (&grp.members[..], ffi::tag_reduce());
     if group[0] != me {
