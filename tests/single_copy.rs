@@ -249,3 +249,36 @@ fn crowded_node_scatters_by_single_copy() {
         "every process says it scatters by single copy:\n{out}"
     );
 }
+
+/// Three or more processes of the job per CPU a process may use (here
+/// three confined to one CPU with `taskset`; told to yield, so that the
+/// node counts as crowded on a machine with more cores too): Scatter goes
+/// by single copy from 16 KiB even though `coll_sharm_single_copy_min_size`
+/// says 256 KiB, and every process says so at set-up.  The same three
+/// processes spread over this machine's CPUs (at least two, so fewer than
+/// three per CPU) keep the parameter's 256 KiB.  The `crowded` test above
+/// shows that this floor is what Scatter's path follows.
+#[test]
+fn packed_node_scatters_by_single_copy_from_16k() {
+    let mca = [
+        ("coll_sharm_single_copy", "auto"),
+        ("coll_sharm_calibrate", "1"),
+        ("coll_sharm_single_copy_min_size", "262144"),
+        ("coll_sharm_verbose", "10"),
+        ("mpi_yield_when_idle", "1"),
+        ("hwloc_base_binding_policy", "none"),
+    ];
+    let np = 3;
+    let packed = run(np, "any", &mca, &["taskset", "-c", "0"], &[]);
+    let said = packed
+        .matches("Scatter blocks from 16384 bytes (more processes than cores)")
+        .count();
+    assert_eq!(said, np, "three processes on one CPU:\n{packed}");
+    assert!(packed.contains("(Packed))"), "{packed}");
+
+    let spread = run(np, "any", &mca, &[], &[]);
+    let said = spread
+        .matches("Scatter blocks from 262144 bytes (more processes than cores)")
+        .count();
+    assert_eq!(said, np, "three processes on all CPUs:\n{spread}");
+}

@@ -315,16 +315,58 @@ pub fn progress() {
     unsafe { sharm_glue_progress() };
 }
 
-/// Whether waits should yield the CPU early: Open MPI asked for it
-/// (`mpi_yield_when_idle`), or this job has more processes on this node than
-/// the node has CPUs online (mpirun does not always set the flag then: seen
-/// with 3 processes on 2 cores).
-pub fn oversubscribed() -> bool {
+/// How crowded this node looks to this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Crowding {
+    /// A core per process.
+    None = 0,
+    /// Waits should yield the CPU early: Open MPI asked for it
+    /// (`mpi_yield_when_idle`), or this job has more processes on this node
+    /// than the node has CPUs online (mpirun does not always set the flag
+    /// then: seen with 3 processes on 2 cores).
+    Crowded = 1,
+    /// At least three processes of this job on this node per CPU this
+    /// process may run on (its affinity mask, which a batch system's
+    /// cpuset or `taskset` narrows; the CPUs online when it cannot be read).
+    Packed = 2,
+}
+
+impl Crowding {
+    pub fn from_level(level: i32) -> Crowding {
+        match level {
+            i32::MIN..=0 => Crowding::None,
+            1 => Crowding::Crowded,
+            _ => Crowding::Packed,
+        }
+    }
+}
+
+/// CPUs in this process's affinity mask.
+fn usable_cpus() -> Option<i64> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
+    // writes at most its size; CPU_COUNT reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then(|| i64::from(libc::CPU_COUNT(&set)))
+    }
+}
+
+/// This process's view of how crowded the node is.
+pub fn crowding() -> Crowding {
     // SAFETY: reads global values.
     let (asked, local) = unsafe { (sharm_glue_yield_when_idle() != 0, sharm_glue_local_procs()) };
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    asked || (cpus > 0 && i64::from(local) > cpus as i64)
+    let local = i64::from(local);
+    let usable = usable_cpus().unwrap_or(cpus as i64);
+    if usable > 0 && local >= 3 * usable {
+        Crowding::Packed
+    } else if asked || (cpus > 0 && local > cpus as i64) {
+        Crowding::Crowded
+    } else {
+        Crowding::None
+    }
 }
 
 pub fn in_place() -> *const c_void {

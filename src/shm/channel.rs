@@ -15,7 +15,7 @@ use tracing::{debug, info, trace, warn};
 use crate::kernels::copy;
 use crate::ompi::call::Coll;
 use crate::ompi::combine::CombinerMemo;
-use crate::ompi::ffi::{self, RawParams};
+use crate::ompi::ffi::{self, Crowding, RawParams};
 use crate::ompi::params::{Algorithm, Params};
 use crate::ompi::payload::Payload;
 use crate::ompi::rules::{RawRules, Ruled};
@@ -48,6 +48,10 @@ pub struct Shared {
     /// only shapes this process's waits): a process asked to yield while
     /// its peers were not must still pick what they pick.
     pub crowded: bool,
+    /// Every process sees at least three processes of the job per CPU
+    /// (agreed with `crowded`): Scatter's single-copy floor drops
+    /// (`calibrate::setup`).
+    pub packed: bool,
     last_op: u64,
     last_barrier: u64,
     pub scratch: Scratch,
@@ -115,9 +119,10 @@ impl Shared {
         let layout = Layout::new(p, params.queue_slots, params.fragment_size);
 
         // 2. Everybody checks the layout and its budget, in one agreement
-        // with whether it runs crowded: 2·(layout and budget fine) + crowded.
-        // The minimum is at least 2 exactly when every process can go on,
-        // and is then 3 exactly when every process sees the node crowded.
+        // with how crowded it sees the node: 4·(layout and budget fine) +
+        // crowding level (0-2).  The minimum is at least 4 exactly when
+        // every process can go on, and its level is then the least crowding
+        // any process sees.
         let fits = match &layout {
             Ok(l) => {
                 let attached = ATTACHED_BYTES.load(Ordering::Relaxed);
@@ -130,10 +135,12 @@ impl Shared {
             }
             Err(_) => false,
         };
-        let yield_early = ffi::oversubscribed();
-        let agreed = boot.agree_min(2 * fits as i32 + yield_early as i32);
-        let crowded = agreed == Some(3);
-        if agreed.is_none_or(|v| v < 2) {
+        let seen = ffi::crowding();
+        let yield_early = seen >= Crowding::Crowded;
+        let agreed = boot.agree_min(4 * fits as i32 + seen as i32);
+        let crowding = Crowding::from_level(agreed.map_or(0, |v| v - 4));
+        let crowded = crowding >= Crowding::Crowded;
+        if agreed.is_none_or(|v| v < 4) {
             return Err(match layout {
                 Err(e) => format!("invalid geometry: {e}"),
                 Ok(l) => format!("a process cannot afford a segment of {} bytes (coll_sharm_shared_memory_budget)", l.total),
@@ -192,7 +199,7 @@ impl Shared {
             yield_early,
         };
         debug!(
-            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {crowded})",
+            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {crowded} ({crowding:?}))",
             label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early
         );
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
@@ -218,6 +225,7 @@ impl Shared {
             rules,
             params,
             crowded,
+            packed: crowding == Crowding::Packed,
         };
         Ok(shared)
     }
