@@ -325,9 +325,9 @@ pub enum Crowding {
     /// than the node has CPUs online (mpirun does not always set the flag
     /// then: seen with 3 processes on 2 cores).
     Crowded = 1,
-    /// At least three processes of this job on this node per CPU this
-    /// process may run on (its affinity mask, which a batch system's
-    /// cpuset or `taskset` narrows; the CPUs online when it cannot be read).
+    /// At least three processes of this job on this node per CPU online.
+    /// (Not per CPU in this process's affinity mask: a job bound one
+    /// process per core would count as packed.)
     Packed = 2,
 }
 
@@ -341,17 +341,6 @@ impl Crowding {
     }
 }
 
-/// CPUs in this process's affinity mask.
-fn usable_cpus() -> Option<i64> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity
-    // writes at most its size; CPU_COUNT reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
-            .then(|| i64::from(libc::CPU_COUNT(&set)))
-    }
-}
-
 /// This process's view of how crowded the node is.
 pub fn crowding() -> Crowding {
     // SAFETY: reads global values.
@@ -359,8 +348,7 @@ pub fn crowding() -> Crowding {
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     let local = i64::from(local);
-    let usable = usable_cpus().unwrap_or(cpus as i64);
-    if usable > 0 && local >= 3 * usable {
+    if cpus > 0 && local >= 3 * cpus as i64 {
         Crowding::Packed
     } else if asked || (cpus > 0 && local > cpus as i64) {
         Crowding::Crowded
