@@ -56,7 +56,7 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
 }
 
 fn rsag_min_bytes(sh: &Shared) -> usize {
-    if sh.crowded {
+    if sh.crowded() {
         RSAG_ALLREDUCE_CROWDED_MIN_BYTES
     } else {
         RSAG_ALLREDUCE_MIN_BYTES

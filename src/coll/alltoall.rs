@@ -15,6 +15,7 @@
 //!   by up to one queue's worth of positions (the argument of
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
+use crate::coll::gather::rotation;
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
@@ -195,7 +196,7 @@ const CROWDED_PULL_MIN_BYTES: usize = 1 << 20;
 /// crowding is agreed, so they decide alike.
 fn by_single_copy(sh: &Shared, bytes: usize) -> bool {
     sh.single_copy(bytes)
-        || (sh.crowded && bytes >= CROWDED_PULL_MIN_BYTES && sh.single_copy_crowded(bytes))
+        || (sh.crowded() && bytes >= CROWDED_PULL_MIN_BYTES && sh.single_copy_crowded(bytes))
 }
 
 /// Whether this process moves all its blocks by single copy on a crowded
@@ -204,7 +205,7 @@ fn by_single_copy(sh: &Shared, bytes: usize) -> bool {
 /// rounds (it has a small block) moves each block as its partner does.
 fn pulls_only(sh: &Shared, sources: &Sources, recv: &RootSide) -> bool {
     let (me, p) = (sh.me, sh.p);
-    sh.crowded
+    sh.crowded()
         && p - 1 < sh.queues.layout().s
         && (1..p).all(|k| {
             let (to, from) = partners(me, k, p);
@@ -311,8 +312,7 @@ fn linear_exchange(
     let total = (p - 1) * per_block;
     let lag = cut.lag(sh.queues.layout().s, total);
     let mut outgoing = sh.peer_streams();
-    for j in 1..p {
-        let to = (me + j) % p;
+    for to in rotation(me, p) {
         let Some((src, _)) = sources.block(to) else {
             return false;
         };

@@ -137,8 +137,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         return true;
     }
     let mut offers = Offers::default();
-    for k in 1..p {
-        let r = (me + k) % p;
+    for r in rotation(me, p) {
         let block = root_side.block(r);
         let Some(mut src) = block.source() else {
             offers.settle(sh);

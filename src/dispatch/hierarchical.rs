@@ -42,7 +42,7 @@ fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
         groups: &mut plan.chain,
         reaches_top: plan.reaches_top,
     };
-    match dtype::movement(buf.info(), buf.info().contiguous(buf.count)) {
+    match buf.movement() {
         dtype::Movement::Contiguous { offset } => {
             // SAFETY: a contiguous buffer of `bytes` bytes at its true lower
             // bound, the application's for the duration of the call.
@@ -173,13 +173,10 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
         .ok()
         .filter(|_| m.coll == Coll::Allgather)
         .map(|n| TypedBuf::new(m.recv.buf, n, m.recv.dtype));
-    let direct =
-        whole.and_then(
-            |w| match dtype::movement(w.info(), w.info().contiguous(w.count)) {
-                dtype::Movement::Contiguous { offset } => Some(offset),
-                dtype::Movement::Packed => None,
-            },
-        );
+    let direct = whole.and_then(|w| match w.movement() {
+        dtype::Movement::Contiguous { offset } => Some(offset),
+        dtype::Movement::Packed => None,
+    });
     let mut packed = Vec::new();
     let all: &mut [u8] = match direct {
         // SAFETY: p blocks in one contiguous range of the application's

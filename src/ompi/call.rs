@@ -183,8 +183,7 @@ impl<'a> Args<'a> {
     pub unsafe fn decode(call: &'a Call, p: usize) -> Option<Args<'a>> {
         let coll = Coll::from_raw(call.coll)?;
         let root = call.root.max(0) as usize;
-        let mpi_in_place = ffi::in_place();
-        let in_place = |ptr: *const c_void| ptr == mpi_in_place;
+        let in_place = |ptr: *const c_void| ptr == ffi::in_place();
         let (sdt, rdt) = (Dtype(call.sdtype), Dtype(call.rdtype));
         Some(match coll {
             Coll::Barrier => Args::Barrier,

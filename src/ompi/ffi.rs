@@ -357,9 +357,12 @@ pub fn crowding() -> Crowding {
     }
 }
 
+/// MPI_IN_PLACE.  A constant of the process, asked of the glue once: every
+/// decoded call compares its buffers with it.
 pub fn in_place() -> *const c_void {
+    static IN_PLACE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     // SAFETY: returns a constant.
-    unsafe { sharm_glue_in_place() }
+    *IN_PLACE.get_or_init(|| unsafe { sharm_glue_in_place() } as usize) as *const c_void
 }
 
 /// Tags Open MPI reserves for collective operations.

@@ -53,7 +53,7 @@ impl TypedBuf {
     }
 
     /// How this buffer moves: as one byte range, or packed.
-    fn movement(&self) -> Movement {
+    pub fn movement(&self) -> Movement {
         // Debug builds check the derived answer against Open MPI's own.
         debug_assert_eq!(
             self.info.contiguous(self.count),

@@ -19,7 +19,7 @@
 //!    `Shared::crowded`), Scatter(v) blocks go by single copy from
 //!    `coll_sharm_single_copy_min_size`, and Alltoall(v) blocks from 1 MiB,
 //!    whatever the calibration found (`SingleCopy::crowded` says why).  With
-//!    three or more processes per CPU (`Shared::packed`) Scatter's floor is
+//!    three or more processes per CPU (`Crowding::Packed`) Scatter's floor is
 //!    at most `PACKED_SCATTER_FLOOR`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use tracing::{debug, info};
 
+use crate::ompi::ffi::Crowding;
 use crate::ompi::params::SingleCopyMode;
 use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
@@ -91,7 +92,7 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
         return None;
     }
     // Agreed at set-up: all decide Scatter's path alike.
-    let crowded = sh.crowded;
+    let crowded = sh.crowded();
     let min = params.single_copy_min_size;
     if params.single_copy == SingleCopyMode::Cma || !params.calibrate {
         debug!("{label}: single copy (cma) from {min} bytes");
@@ -104,7 +105,7 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
         _ => format!("from {from} bytes (calibrated)"),
     };
     if crowded {
-        let floor = if sh.packed {
+        let floor = if sh.crowding == Crowding::Packed {
             min.min(PACKED_SCATTER_FLOOR)
         } else {
             min

@@ -42,16 +42,14 @@ pub struct Shared {
     pub p: usize,
     /// The parameters every process agreed on (rank 0's).
     pub params: Params,
-    /// Every process of the channel runs on a node with more processes
-    /// than cores (or was asked to yield), as agreed at set-up.  Algorithm
-    /// choices read this, never the local view (`waiter.yield_early`, which
-    /// only shapes this process's waits): a process asked to yield while
-    /// its peers were not must still pick what they pick.
-    pub crowded: bool,
-    /// Every process sees at least three processes of the job per CPU
-    /// (agreed with `crowded`): Scatter's single-copy floor drops
-    /// (`calibrate::setup`).
-    pub packed: bool,
+    /// The least crowding any process of the channel sees, agreed at
+    /// set-up (`crowded()`: more processes than cores, or asked to yield;
+    /// `Packed`: three or more per CPU, which lowers Scatter's single-copy
+    /// floor, `calibrate::setup`).  Algorithm choices read this, never the
+    /// local view (`waiter.yield_early`, which only shapes this process's
+    /// waits): a process asked to yield while its peers were not must still
+    /// pick what they pick.
+    pub crowding: Crowding,
     last_op: u64,
     last_barrier: u64,
     pub scratch: Scratch,
@@ -139,7 +137,6 @@ impl Shared {
         let yield_early = seen >= Crowding::Crowded;
         let agreed = boot.agree_min(4 * fits as i32 + seen as i32);
         let crowding = Crowding::from_level(agreed.map_or(0, |v| v - 4));
-        let crowded = crowding >= Crowding::Crowded;
         if agreed.is_none_or(|v| v < 4) {
             return Err(match layout {
                 Err(e) => format!("invalid geometry: {e}"),
@@ -199,8 +196,14 @@ impl Shared {
             yield_early,
         };
         debug!(
-            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {crowded} ({crowding:?}))",
-            label, layout.total, layout.p, layout.s, layout.f, waiter.yield_early
+            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {} ({crowding:?}))",
+            label,
+            layout.total,
+            layout.p,
+            layout.s,
+            layout.f,
+            waiter.yield_early,
+            crowding >= Crowding::Crowded
         );
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
         // lives as long as `segment`, which `Shared` owns alongside `queues`.
@@ -224,8 +227,7 @@ impl Shared {
             tuning: (params.radix, None),
             rules,
             params,
-            crowded,
-            packed: crowding == Crowding::Packed,
+            crowding,
         };
         Ok(shared)
     }
@@ -303,13 +305,18 @@ impl Shared {
         trace!("{} on {} processes runs {alg:?}", coll.name(), self.p);
     }
 
+    /// Every process of the channel runs crowded (see `crowding`).
+    pub fn crowded(&self) -> bool {
+        self.crowding >= Crowding::Crowded
+    }
+
     /// Resolves `auto` for the tree algorithms: the flat one up to
     /// `linear_up_to` processes and the k-nomial tree beyond.
     /// Crowded processes always get the flat one under `auto`: every tree
     /// level would add a wait for a process that may not be running.
     pub fn tree_algorithm(&self, alg: Algorithm, linear_up_to: usize) -> Algorithm {
         match alg {
-            Algorithm::Auto if self.p <= linear_up_to || self.crowded => Algorithm::Linear,
+            Algorithm::Auto if self.p <= linear_up_to || self.crowded() => Algorithm::Linear,
             Algorithm::Auto => Algorithm::Knomial,
             other => other,
         }
