@@ -59,7 +59,6 @@ void sharm_glue_dtype_info(void *dtype, struct sharm_dtype_info *out)
      * reads only the datatype's flags (CONTIGUOUS, and NO_GAPS unless the
      * count is 1), so two questions here spare one per buffer later. */
     out->contiguous_n = ompi_datatype_is_contiguous_memory_layout(dt, 2) ? 1 : 0;
-    out->reserved = 0;
 }
 
 int32_t sharm_glue_dtype_contiguous(void *dtype, int32_t count)

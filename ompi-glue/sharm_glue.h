@@ -219,11 +219,14 @@ struct sharm_dtype_info {
     int64_t extent;       /* stride between consecutive elements */
     int64_t true_lb;      /* first byte actually touched */
     int64_t true_extent;  /* bytes actually touched by one element */
-    int32_t predefined;   /* 1 for MPI's predefined types */
-    int32_t contiguous1;  /* 1 when one element is a gap-free byte range */
-    int32_t contiguous_n; /* 1 when any other count of elements is one (Open MPI
+    /* The flags are whole 64-bit words, like the fields above: the caller
+     * copies the struct word by word, and a word assembled from two 32-bit
+     * stores cannot be forwarded from the store buffer (the load waits for
+     * both stores to reach the cache, about 20 cycles on every call). */
+    int64_t predefined;   /* 1 for MPI's predefined types */
+    int64_t contiguous1;  /* 1 when one element is a gap-free byte range */
+    int64_t contiguous_n; /* 1 when any other count of elements is one (Open MPI
                            * decides both from the datatype's flags alone) */
-    int32_t reserved;
 };
 void sharm_glue_dtype_info(void *dtype, struct sharm_dtype_info *out);
 /* 1 when `count` elements form one gap-free byte range starting at buf+true_lb. */

@@ -4,7 +4,6 @@
 use crate::coll::reduction::Reduction;
 use crate::coll::{allgather, allreduce, alltoall, barrier, bcast, gather, reduce};
 use crate::coll::{reduce_scatter, scan};
-use crate::dispatch::state::Prepared;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::stats;
 use crate::shm::channel::Shared;
@@ -12,8 +11,8 @@ use crate::shm::channel::Shared;
 /// Runs `args`; false when a buffer could not be packed or unpacked, or a
 /// single-copy pull failed.  Counts the calls that moved data by single copy
 /// (MPI_T `coll_sharm_<op>_single_copy`).
-pub fn run(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
-    let ok = run_call(sh, args, prepared);
+pub fn run(sh: &mut Shared, args: &Args) -> bool {
+    let ok = run_call(sh, args);
     if std::mem::take(&mut sh.single_used) {
         stats::single_copy(args.coll());
         tracing::trace!("{}: single copy (cma)", args.coll().name());
@@ -21,7 +20,7 @@ pub fn run(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
     ok
 }
 
-fn run_call(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
+fn run_call(sh: &mut Shared, args: &Args) -> bool {
     match args {
         Args::Barrier => {
             barrier::barrier(sh);
@@ -39,17 +38,17 @@ fn run_call(sh: &mut Shared, args: &Args, prepared: Prepared) -> bool {
             };
             bcast::bcast(sh, &mut payload, buf.bytes(), *root)
         }
-        Args::Reduction(r) => reduction(sh, r, prepared),
+        Args::Reduction(r) => reduction(sh, r),
         Args::Movement(m) => movement(sh, m),
     }
 }
 
-fn reduction(sh: &mut Shared, r: &ReductionArgs, prepared: Prepared) -> bool {
+fn reduction(sh: &mut Shared, r: &ReductionArgs) -> bool {
     let red = Reduction {
         own: r.own(),
         rbuf: r.rbuf,
         in_place: r.sbuf.is_none(),
-        layout: prepared.layout.expect("a served reduction has its layout"),
+        layout: r.layout.expect("a served reduction has its layout"),
         comb: sh.combiners.get(
             r.op,
             r.dtype,

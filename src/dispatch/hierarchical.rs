@@ -5,7 +5,6 @@
 //! The routing decision (`state`) has already checked the size limit, the
 //! element size against the groups' fragments, and the operation.
 
-use crate::dispatch::state::Prepared;
 use crate::hier::chain::{self, Chain, Operands};
 use crate::hier::collect;
 use crate::hier::network;
@@ -20,7 +19,7 @@ use crate::ompi::params::{AllgatherRemap, HierAllgather};
 use crate::ompi::payload::TypedBuf;
 
 /// Runs `args`; false when a transfer or a convertor failed.
-pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args, prepared: Prepared) -> bool {
+pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     match args {
         Args::Barrier => {
             let alg = plan.params.bcast;
@@ -28,7 +27,7 @@ pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args, prepared: Prepared) -> 
             collect::barrier(comm, &mut chain, alg)
         }
         Args::Bcast { buf, root } => bcast(plan, comm, buf, *root),
-        Args::Reduction(r) => reduction(plan, comm, r, prepared),
+        Args::Reduction(r) => reduction(plan, comm, r),
         Args::Movement(m) => allgather(plan, comm, m),
     }
 }
@@ -73,9 +72,9 @@ fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
     }
 }
 
-fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs, prepared: Prepared) -> bool {
+fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs) -> bool {
     let me = plan.me;
-    let layout = prepared.layout.expect("a served reduction has its layout");
+    let layout = r.layout.expect("a served reduction has its layout");
     let span = layout.span(layout.count);
     // The accumulator starts as this process's contribution.  Where this
     // process's receive buffer gets the result and is one dense range

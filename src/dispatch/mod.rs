@@ -24,8 +24,8 @@ pub unsafe fn collective(st: &mut CommState, module: Module, comm: Comm, call: &
     let ok = match st.route(module, comm, &args) {
         Route::Done => true,
         Route::Fallback => return module.prev(comm, call),
-        Route::Flat(sh, prepared) => flat::run(sh, &args, prepared),
-        Route::Hierarchical(plan, prepared) => hierarchical::run(plan, comm, &args, prepared),
+        Route::Flat(sh) => flat::run(sh, &args),
+        Route::Hierarchical(plan) => hierarchical::run(plan, comm, &args),
     };
     if ok {
         ffi::success()

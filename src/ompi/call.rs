@@ -9,7 +9,7 @@
 
 use std::ffi::c_void;
 
-use crate::ompi::dtype;
+use crate::ompi::dtype::{self, ReduceLayout, Unreducible};
 use crate::ompi::ffi::{self, Call, Dtype, DtypeInfo, Op};
 use crate::ompi::payload::{RootSide, TypedBuf};
 
@@ -122,6 +122,9 @@ pub struct ReductionArgs {
     pub slices: Vec<usize>,
     /// Elements reduced in all.
     pub total: usize,
+    /// How the elements lie in the buffers, or why sharm cannot reduce them
+    /// (decided here, once: it depends on the call alone).
+    pub layout: Result<ReduceLayout, Unreducible>,
 }
 
 impl ReductionArgs {
@@ -180,6 +183,7 @@ impl<'a> Args<'a> {
     /// # Safety
     /// `call` must be a call Open MPI made with the application's (validated)
     /// arguments; its arrays live as long as `'a`.
+    #[inline(always)]
     pub unsafe fn decode(call: &'a Call, p: usize) -> Option<Args<'a>> {
         let coll = Coll::from_raw(call.coll)?;
         let root = call.root.max(0) as usize;
@@ -205,18 +209,20 @@ impl<'a> Args<'a> {
                     slices.iter().sum()
                 };
                 let op = Op(call.op);
+                let (info, intrinsic) = (rdt.info(), op.intrinsic());
                 Args::Reduction(ReductionArgs {
                     coll: c,
                     sbuf: (!in_place(call.sbuf)).then_some(call.sbuf.cast()),
                     rbuf: call.rbuf.cast(),
                     dtype: rdt,
-                    info: rdt.info(),
+                    info,
                     op,
-                    intrinsic: op.intrinsic(),
+                    intrinsic,
                     commutative: op.commutative(),
                     root,
                     slices,
                     total,
+                    layout: ReduceLayout::of(&info, total, intrinsic),
                 })
             }
             c => {

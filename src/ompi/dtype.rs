@@ -39,39 +39,76 @@ pub struct ReduceLayout {
     pub extent: usize,
 }
 
+/// Why sharm cannot reduce a call's elements (it goes to the next component).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unreducible {
+    /// A predefined operation on a derived datatype (Open MPI's own
+    /// kernels expect predefined types).
+    DerivedWithPredefinedOp,
+    NonContiguous,
+    ExtentBelowSize,
+    /// More elements in all than sharm's 32-bit counts hold.
+    TooMany(usize),
+}
+
+impl std::fmt::Display for Unreducible {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreducible::DerivedWithPredefinedOp => {
+                write!(f, "a predefined operation on a derived datatype")
+            }
+            Unreducible::NonContiguous => write!(f, "a reduction on a non-contiguous datatype"),
+            Unreducible::ExtentBelowSize => {
+                write!(f, "a datatype whose extent is smaller than its size")
+            }
+            Unreducible::TooMany(n) => {
+                write!(
+                    f,
+                    "{n} elements in all exceed the 32-bit count sharm handles"
+                )
+            }
+        }
+    }
+}
+
 impl ReduceLayout {
-    /// Whether sharm can reduce this datatype through fragments of `f` bytes;
-    /// `Err` says why not.
-    pub fn classify(
-        info: &DtypeInfo,
-        count: i32,
-        op_intrinsic: bool,
-        f: usize,
-    ) -> Result<ReduceLayout, String> {
+    /// The layout of `count` elements of `info` reduced with a predefined
+    /// (`op_intrinsic`) or user operation, or why sharm cannot reduce them.
+    /// A property of the call alone; whether an element fits a fragment is
+    /// the channel's question ([`ReduceLayout::fits`]).
+    pub fn of(info: &DtypeInfo, count: usize, op_intrinsic: bool) -> Result<Self, Unreducible> {
         if op_intrinsic && info.predefined == 0 {
-            return Err("a predefined operation on a derived datatype".into());
+            return Err(Unreducible::DerivedWithPredefinedOp);
         }
         if info.contiguous1 == 0
             || info.lb != 0
             || info.true_lb != 0
             || info.true_extent as u64 != info.size
         {
-            return Err("a reduction on a non-contiguous datatype".into());
+            return Err(Unreducible::NonContiguous);
         }
         if info.extent < info.size as i64 {
-            return Err("a datatype whose extent is smaller than its size".into());
+            return Err(Unreducible::ExtentBelowSize);
         }
-        if info.extent as u64 > f as u64 {
-            return Err(format!(
-                "an element of {} bytes is larger than a fragment ({f} bytes)",
-                info.extent
-            ));
+        if i32::try_from(count).is_err() {
+            return Err(Unreducible::TooMany(count));
         }
         Ok(ReduceLayout {
-            count: count.max(0) as usize,
+            count,
             size: info.size as usize,
             extent: info.extent as usize,
         })
+    }
+
+    /// Whether whole elements fit fragments of `f` bytes; `Err` says why not.
+    pub fn fits(&self, f: usize) -> Result<(), String> {
+        if self.extent > f {
+            return Err(format!(
+                "an element of {} bytes is larger than a fragment ({f} bytes)",
+                self.extent
+            ));
+        }
+        Ok(())
     }
 
     /// Whole elements per fragment of `f` bytes.
@@ -138,19 +175,18 @@ mod tests {
             true_extent: size as i64,
             predefined: 1,
             contiguous1: 1,
-            contiguous_n: (extent == size as i64) as i32,
-            reserved: 0,
+            contiguous_n: (extent == size as i64) as i64,
         }
     }
 
     #[test]
     fn fragments_hold_whole_elements() {
-        let l = ReduceLayout::classify(&info(4, 4), 5000, true, 8192).unwrap();
+        let l = ReduceLayout::of(&info(4, 4), 5000, true).unwrap();
         assert_eq!(l.per_fragment(8192), 2048);
         assert_eq!(l.fragments(8192), 3);
         assert_eq!(l.fragment(2, 8192), (4096, 904, 16384, 3616));
         // An element size that does not divide f.
-        let l = ReduceLayout::classify(&info(12, 12), 1000, true, 8192).unwrap();
+        let l = ReduceLayout::of(&info(12, 12), 1000, true).unwrap();
         let g = l.per_fragment(8192);
         assert!(g * 12 <= 8192 && (g + 1) * 12 > 8192);
         let total: usize = (0..l.fragments(8192)).map(|i| l.fragment(i, 8192).1).sum();
@@ -160,7 +196,7 @@ mod tests {
     #[test]
     fn padded_elements() {
         // MPI_DOUBLE_INT: 12 data bytes, extent 16.
-        let l = ReduceLayout::classify(&info(12, 16), 3, true, 64).unwrap();
+        let l = ReduceLayout::of(&info(12, 16), 3, true).unwrap();
         assert_eq!(l.per_fragment(64), 4);
         assert_eq!(l.span(3), 44);
         let src: Vec<u8> = (0..48).collect();
@@ -175,15 +211,26 @@ mod tests {
     fn refusals() {
         let mut gap = info(8, 8);
         gap.contiguous1 = 0;
-        assert!(ReduceLayout::classify(&gap, 1, true, 8192).is_err());
+        assert_eq!(
+            ReduceLayout::of(&gap, 1, true),
+            Err(Unreducible::NonContiguous)
+        );
         let mut derived = info(8, 8);
         derived.predefined = 0;
-        assert!(ReduceLayout::classify(&derived, 1, true, 8192).is_err());
-        assert!(ReduceLayout::classify(&derived, 1, false, 8192).is_ok());
-        assert!(ReduceLayout::classify(&info(16384, 16384), 1, false, 8192).is_err());
+        assert_eq!(
+            ReduceLayout::of(&derived, 1, true),
+            Err(Unreducible::DerivedWithPredefinedOp)
+        );
+        assert!(ReduceLayout::of(&derived, 1, false).is_ok());
+        let big = ReduceLayout::of(&info(16384, 16384), 1, false).unwrap();
+        assert!(big.fits(8192).is_err() && big.fits(16384).is_ok());
+        assert_eq!(
+            ReduceLayout::of(&info(4, 4), 1 << 31, true),
+            Err(Unreducible::TooMany(1 << 31))
+        );
         let mut shifted = info(8, 8);
         shifted.true_lb = 4;
-        assert!(ReduceLayout::classify(&shifted, 1, true, 8192).is_err());
+        assert!(ReduceLayout::of(&shifted, 1, true).is_err());
     }
 
     #[test]

@@ -55,10 +55,12 @@ pub struct DtypeInfo {
     pub extent: i64,
     pub true_lb: i64,
     pub true_extent: i64,
-    pub predefined: i32,
-    pub contiguous1: i32,
-    pub contiguous_n: i32,
-    pub reserved: i32,
+    /// The flags are whole words (see the header: 32-bit flags written by
+    /// the glue and read back in pairs stalled every call on store
+    /// forwarding).
+    pub predefined: i64,
+    pub contiguous1: i64,
+    pub contiguous_n: i64,
 }
 
 impl DtypeInfo {
