@@ -16,10 +16,12 @@
 # of .ci/run (it adds about half an hour); run it before a release.
 #
 # Usage: ci/external-suites.sh --mpich DIR [--imb DIR] [--imb-np N] [--out DIR]
-#                              [--mca 'extra mpirun args']
+#                              [--mca 'extra mpirun args'] [--only REGEX]
 #   --mca adds arguments to the runs with sharm (e.g. "--mca
 #   coll_sharm_fragment_size 64 --mca coll_sharm_queue_slots 2" to stress
-#   the queues); the plugin is target/release/libmca_coll_sharm.so.
+#   the queues); --only runs the testlist lines whose test name matches REGEX
+#   (a quick check of the script or of one failure); the plugin is
+#   target/release/libmca_coll_sharm.so.
 #
 # What a run does not cover, by design: MPI-4 persistent collectives (p_*),
 # the MPI-4 large-count API (coll_large, uoplong_large), GPU tests, and
@@ -33,6 +35,7 @@ IMB=
 IMB_NP=8
 OUT=${TMPDIR:-/tmp}/sharm-external
 EXTRA_MCA=
+ONLY=
 while [ $# -gt 0 ]; do
     case $1 in
         --mpich) MPICH=${2:?}; shift ;;
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
         --imb-np) IMB_NP=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
         --mca) EXTRA_MCA=${2:?}; shift ;;
+        --only) ONLY=${2:?}; shift ;;
         -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
@@ -61,8 +65,16 @@ rm -rf "$OUT"
 mkdir -p "$OUT"/{plugin,include,obj,bin,logs}
 # A copy: a rebuild while the suites run must not change what they test.
 cp "$PLUGIN" "$OUT/plugin/mca_coll_sharm.so"
+# A copy of the tests too: configure's outputs go next to them (dtpools
+# includes "../dtpoolsconf.h"), and the given tree stays as it was.
+cp -r "$T" "$OUT/mpi"
+T=$OUT/mpi
 SHARM=(--mca mca_base_component_path "$OUT/plugin:$OMPI_LIB" --mca coll sharm,tuned,basic,libnbc,self,inter)
 BASE=(--mca coll tuned,basic,libnbc,self,inter)
+# Every pass must be sharm's: a plugin Open MPI cannot load would leave the
+# "forced" runs to the other components.
+OMPI_MCA_mca_base_component_path="$OUT/plugin:$OMPI_LIB" ompi_info 2>/dev/null |
+    grep -q 'MCA coll: sharm' || die "Open MPI does not load $OUT/plugin/mca_coll_sharm.so"
 # Oversubscribed and polite: the lists ask for up to 10 processes.
 MPIRUN=(mpirun --oversubscribe --mca mpi_yield_when_idle 1)
 
@@ -93,7 +105,7 @@ cat > "$OUT/include/mpitestconf.h" <<'EOF'
 #endif
 EOF
 : > "$OUT/include/mtest_mpix.h"
-cat > "$OUT/include/dtpoolsconf.h" <<'EOF'
+cat > "$T/dtpools/dtpoolsconf.h" <<'EOF'
 #define HAVE_STRDUP 1
 #define HAVE_MEMSET 1
 #define HAVE_STDLIB_H 1
@@ -109,9 +121,8 @@ CFLAGS=(-O2 -g -w -I"$OUT/include" -I"$T/include" -I"$T/dtpools/include" -includ
 
 say "building MPICH's test support library"
 lib_ok=1
-for f in util/mtest.c util/mtest_common.c util/mtest_single.c util/dtypes.c util/run_mpitests.c \
-    dtpools/src/*.c; do
-    "$CC" "${CFLAGS[@]}" -c "$T/$f" -o "$OUT/obj/$(basename "$f" .c).o" 2>>"$OUT/logs/build.log" || lib_ok=0
+for f in "$T"/util/{mtest,mtest_common,mtest_single,dtypes,run_mpitests}.c "$T"/dtpools/src/*.c; do
+    "$CC" "${CFLAGS[@]}" -c "$f" -o "$OUT/obj/$(basename "$f" .c).o" 2>>"$OUT/logs/build.log" || lib_ok=0
 done
 [ $lib_ok = 1 ] || die "support library did not build (see $OUT/logs/build.log)"
 (cd "$OUT/obj" && ar rcs libmtest.a mtest.o mtest_common.o mtest_single.o dtypes.o dtpools*.o)
@@ -156,6 +167,7 @@ while read -r line; do
     line=${line%%#*}
     read -r name np rest <<<"$line"
     [ -n "${name:-}" ] || continue
+    [ -z "$ONLY" ] || [[ $name =~ $ONLY ]] || continue
     why=
     case "$name $rest" in
         p_*|*mpiversion=4*) why="MPI-4 (persistent collectives or large counts)" ;;
