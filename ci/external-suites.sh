@@ -57,8 +57,9 @@ T=$(cd "$MPICH" && pwd)/test/mpi
 PLUGIN=target/release/libmca_coll_sharm.so
 [ -f "$PLUGIN" ] || die "build the plugin first (cargo build --release)"
 CC=${MPICC:-mpicc.openmpi}
-OMPI_LIB=$(dirname "$(dirname "$(command -v "$CC")")")/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
-[ -d "$OMPI_LIB" ] || OMPI_LIB=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+# Open MPI 4.1's own components (as in ci/bench.sh): the component path
+# must keep them.
+OMPI_LIB=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rm -rf "$OUT"

@@ -273,7 +273,10 @@ fn packed_node_scatters_by_single_copy_from_16k() {
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
     let mut sizes = vec![3];
     if 3 * cpus <= 12 {
-        sizes.push(3 * cpus);
+        // On one CPU the three processes above are already packed.
+        if cpus > 1 {
+            sizes.push(3 * cpus);
+        }
     } else {
         eprintln!("packed run not made: it needs {} processes", 3 * cpus);
     }
