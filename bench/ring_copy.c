@@ -1,7 +1,8 @@
 /* ring_copy.c: two threads pinned to cores 0 and 1 copy a message through a ring of N slots of F bytes
  * (writer: source -> slot, release flag; reader: slot -> destination, acknowledgement), as sharm's
- * queues do; prints the reader's median time. Used for issue 11 to choose the large-stream fragment
- * and the fragments in flight (README, "The queue protocol").
+ * queues do; prints the reader's median time. Used for issue 11 to choose the large-stream fragment,
+ * the fragments in flight and the ring's size, N x F, which must exceed one core's L2 cache
+ * (README, "The queue protocol"; `layout::auto_slots`).
  * Build: gcc -O2 -mavx512f -pthread -o ring_copy bench/ring_copy.c
  * Run:   ring_copy BYTES F N REPS [nt-reader 0|1] [nt-writer 0|1] */
 // two-thread pipeline copy microbenchmark: writer core0 -> slots -> reader core1

@@ -67,7 +67,7 @@ void sharm_glue_component_init(void *storage, size_t storage_size,
 static int param_priority = 60;  /* above coll/tuned (30): installing is enough */
 static int param_verbose = 0;
 static int param_fragment_size = 8192;
-static int param_queue_slots = 32;
+static int param_queue_slots = 0; /* auto: see layout::auto_slots */
 static int param_algorithm[SHARM_COLL_COUNT]; /* all SHARM_ALG_AUTO (0) */
 static int param_knomial_radix = 2;
 static size_t param_max_message_size = 0;
@@ -451,7 +451,11 @@ static int sharm_register(void)
     register_int("fragment_size",
                  "Bytes in one queue slot (f); rounded up to a multiple of 64",
                  NULL, OPAL_INFO_LVL_5, &param_fragment_size);
-    register_int("queue_slots", "Slots in each process's cyclic queue (s), at least 2",
+    register_int("queue_slots",
+                 "Slots in each process's cyclic queue (s), at least 2; 0 = auto: the smallest "
+                 "power of two from 32 whose ring (s times coll_sharm_fragment_size) holds one "
+                 "core's L2 cache, while the segment stays within 1/32 of "
+                 "coll_sharm_shared_memory_budget",
                  NULL, OPAL_INFO_LVL_5, &param_queue_slots);
 
     register_algorithm("barrier_algorithm",

@@ -56,14 +56,33 @@ fn np1_everything() {
     mpirun(1, &format!("{CORE},stress,packed"), &[], &[]);
 }
 
+/// Default parameters, sizes chosen around the slot count sharm picks by
+/// itself (`coll_sharm_queue_slots` 0: a ring the size of one core's L2),
+/// which the segment set-up line at verbose 10 must show.
+fn core_at_auto_geometry(np: usize) {
+    use mca_coll_sharm::shm::{channel::l2_cache_bytes, layout::auto_slots};
+    let s = auto_slots(np, 8192, l2_cache_bytes(), 1 << 30).to_string();
+    let out = mpirun(
+        np,
+        CORE,
+        &[("coll_sharm_verbose", "10")],
+        &["--s", &s, "--big", "4194304"],
+    );
+    let needle = format!("(p={np} s={s} f=8192");
+    assert!(
+        out.contains(&needle),
+        "no segment set up with `{needle}` (auto slots):\n{out}"
+    );
+}
+
 #[test]
 fn np2_core() {
-    mpirun(2, CORE, &[], &[]);
+    core_at_auto_geometry(2);
 }
 
 #[test]
 fn np3_core() {
-    mpirun(3, CORE, &[], &[]);
+    core_at_auto_geometry(3);
 }
 
 #[test]

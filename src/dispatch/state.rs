@@ -159,14 +159,20 @@ impl CommState {
             debug!("not serving communicator {label}: {why}");
             return None;
         }
-        if raw.fragment_size < 64 || raw.queue_slots < 2 || raw.knomial_radix < 2 {
+        if raw.fragment_size < 64
+            || matches!(raw.queue_slots, i32::MIN..=-1 | 1)
+            || raw.knomial_radix < 2
+        {
             warn!(
                 "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
                 raw.fragment_size,
                 raw.queue_slots,
                 raw.knomial_radix,
                 params.fragment_size,
-                params.queue_slots,
+                match params.queue_slots {
+                    0 => "auto".to_owned(),
+                    s => s.to_string(),
+                },
                 params.radix
             );
         }

@@ -177,6 +177,7 @@ pub struct Params {
     pub priority: i32,
     pub verbose: i32,
     pub fragment_size: usize,
+    /// Slots per queue; 0 (auto) until a channel's set-up resolves it.
     pub queue_slots: usize,
     /// Algorithm per collective (indexed by `stats::Coll`).
     pub algorithm: [Algorithm; 16],
@@ -209,7 +210,13 @@ impl Params {
             priority: raw.priority,
             verbose: raw.verbose,
             fragment_size: (raw.fragment_size.max(64)) as usize,
-            queue_slots: (raw.queue_slots.max(2)) as usize,
+            // 0: auto, resolved by rank 0 when a channel is set up
+            // (`layout::auto_slots`); 1 or negative: the least that works.
+            queue_slots: if raw.queue_slots == 0 {
+                0
+            } else {
+                raw.queue_slots.max(2) as usize
+            },
             algorithm: raw
                 .algorithm
                 .map(|v| decode(ALGORITHMS, "coll_sharm_*_algorithm", v, Algorithm::Auto)),

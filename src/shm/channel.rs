@@ -20,7 +20,7 @@ use crate::ompi::params::{Algorithm, Params};
 use crate::ompi::payload::Payload;
 use crate::ompi::rules::{RawRules, Ruled};
 use crate::shm::bootstrap::Bootstrap;
-use crate::shm::layout::Layout;
+use crate::shm::layout::{self, Layout};
 use crate::shm::queue::{Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
@@ -87,6 +87,17 @@ impl Shared {
     ) -> Result<Shared, String> {
         // 1. Agree on parameters: rank 0's win.
         let mut raw = ffi::params();
+        // Rank 0 resolves an automatic slot count before the exchange: cores
+        // of one node may differ (hybrid CPUs), and the geometry must not.
+        if me == 0 && raw.queue_slots == 0 {
+            let s = layout::auto_slots(
+                p,
+                raw.fragment_size.max(64) as usize,
+                l2_cache_bytes(),
+                raw.shared_memory_budget,
+            );
+            raw.queue_slots = s as i32;
+        }
         // SAFETY: RawParams is plain old data; viewed as bytes for the exchange.
         let bytes = unsafe {
             std::slice::from_raw_parts_mut(
@@ -453,6 +464,18 @@ pub unsafe fn land(
         },
         // SAFETY: forwarded contract.
         _ => unsafe { payload.write(offset, src, len) },
+    }
+}
+
+/// One core's L2 cache in bytes, as the C library reports it (glibc reads
+/// CPUID); 1 MiB when it does not know (0 or an error).
+pub fn l2_cache_bytes() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let bytes = unsafe { libc::sysconf(libc::_SC_LEVEL2_CACHE_SIZE) };
+    if bytes > 0 {
+        bytes as usize
+    } else {
+        1 << 20
     }
 }
 
