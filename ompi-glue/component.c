@@ -75,6 +75,7 @@ static size_t param_shared_memory_budget = 1UL << 30;
 static int param_reduction_kernels = 0;
 static int param_single_copy = SHARM_SINGLE_COPY_AUTO;
 static int param_calibrate = 1;
+static int param_single_copy_push = 1;
 static size_t param_single_copy_min_size = 256 * 1024;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
@@ -419,6 +420,12 @@ static void register_single_copy(void)
                  "once per process) at the first segment set-up and adopt rank 0's result; 0: "
                  "auto means CMA from coll_sharm_single_copy_min_size when permitted",
                  NULL, OPAL_INFO_LVL_5, &param_calibrate);
+    register_int("single_copy_push",
+                 "1: a Gather(v) block that goes by single copy is written by its sender into "
+                 "the root's buffer (process_vm_writev), all senders at once and beside the "
+                 "root's copy of its own block; 0: the root reads the blocks one after the other "
+                 "(process_vm_readv). Without permission to write, the root reads",
+                 NULL, OPAL_INFO_LVL_5, &param_single_copy_push);
     OBJ_RELEASE(modes);
 }
 
@@ -564,7 +571,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->max_message_size = param_max_message_size;
     out->shared_memory_budget = param_shared_memory_budget;
     out->reduction_kernels = param_reduction_kernels;
-    out->reserved = 0;
+    out->single_copy_push = param_single_copy_push;
     out->single_copy = param_single_copy;
     out->calibrate = param_calibrate;
     out->single_copy_min_size = param_single_copy_min_size;

@@ -66,7 +66,7 @@ struct sharm_params {
     uint64_t max_message_size;      /* 0: no limit */
     uint64_t shared_memory_budget;  /* bytes of segments one process may attach */
     int32_t reduction_kernels;      /* 0: sharm's own (src/kernels), 1: Open MPI's ompi_op_reduce */
-    int32_t reserved;               /* keeps the struct free of tail padding */
+    int32_t single_copy_push;       /* 1: large Gather(v) blocks are written by their senders */
     int32_t single_copy;            /* enum sharm_single_copy */
     int32_t calibrate;              /* 1: `auto` single copy times both paths at set-up */
     uint64_t single_copy_min_size;  /* streams below this many bytes use the queues */

@@ -99,6 +99,41 @@ fn forced(np: usize) {
         let line = format!("{op}: single copy (cma)");
         assert!(out.contains(&line), "no `{line}` at verbose 100:\n{out}");
     }
+    // Gather's blocks are written by their senders (the root says how many
+    // per call), which every process agreed on at set-up.
+    let agreed = out
+        .matches("Gather(v) blocks by single copy written by their senders (cma writes)")
+        .count();
+    assert!(agreed >= np, "every process agrees on writes:\n{out}");
+    let written = format!("MPI_Gather(v): {} blocks written by their senders", np - 1);
+    assert!(
+        out.contains(&written),
+        "no `{written}` at verbose 100:\n{out}"
+    );
+}
+
+/// `coll_sharm_single_copy_push 0`: the root reads the blocks, every
+/// process says so at set-up, and no block is written by its sender.
+#[test]
+fn gather_reads_when_writes_are_not_wanted() {
+    let out = run(
+        3,
+        "cma",
+        &[
+            ("coll_sharm_single_copy", "cma"),
+            ("coll_sharm_single_copy_min_size", MIN_SIZE),
+            ("coll_sharm_single_copy_push", "0"),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        &[],
+    );
+    let said = out
+        .matches("Gather(v) blocks by single copy read by the root")
+        .count();
+    assert!(said >= 3, "every process says the root reads:\n{out}");
+    assert!(!out.contains("blocks written by their senders"), "{out}");
+    assert!(out.contains("MPI_Gather: single copy (cma)"), "{out}");
 }
 
 #[test]

@@ -9,16 +9,24 @@
 //! its own operation number, so process r finds its data knowing only its own
 //! receive count (Scatterv's other counts are known to the root alone).
 //!
-//! Streams large enough go by single copy instead (`single_copy`): a sender
-//! offers its block and the root pulls it (gather), or the root offers each
-//! block and its receiver pulls it (scatter); both ends of a stream know its
+//! Streams large enough go by single copy instead (`single_copy`): the root
+//! offers each block's place and its sender writes it there (gather, when
+//! CMA writes are permitted: `SingleCopy::push`), or a sender offers its
+//! block and the root reads it (gather otherwise), or the root offers each
+//! block and its receiver reads it (scatter); both ends of a stream know its
 //! size, so they decide alike.
+//!
+//! Why Gather pushes: reading, the root makes every copy itself, its own
+//! block's and then each sender's, one after the other; writing, each
+//! sender copies its block on its own core while the root copies its own
+//! (np=2: two copies in a row become two side by side).
 
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::payload::{Payload, RootSide, TypedBuf};
 use crate::shm::channel::{Cut, PeerStream, Shared};
-use crate::shm::queue::Readers;
+use crate::shm::queue::{Pos, Readers};
+use crate::shm::single::Landing;
 
 /// A sink per (peer, block), with the block's cut, in a list from
 /// `Shared::peer_streams` (hand it back with `Shared::recycle`).
@@ -39,9 +47,10 @@ pub(crate) fn rotation(me: usize, p: usize) -> impl Iterator<Item = usize> {
 }
 
 /// Receives fragment i of every stream before fragment i+1 of any, so all
-/// senders stream at once; then pulls the streams that come by single copy.
-/// False when a pull failed (reported).
-pub(crate) fn receive_all(sh: &mut Shared, sinks: &mut [PeerStream], op: u64) -> bool {
+/// senders stream at once; then, if `pull`, pulls the streams that come by
+/// single copy (else their senders write them: `gather`).  False when a
+/// pull failed (reported).
+pub(crate) fn receive_all(sh: &mut Shared, sinks: &mut [PeerStream], op: u64, pull: bool) -> bool {
     let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
     let most = sinks
         .iter()
@@ -58,7 +67,7 @@ pub(crate) fn receive_all(sh: &mut Shared, sinks: &mut [PeerStream], op: u64) ->
     }
     let mut outcome = Outcome::default();
     for (r, sink, cut) in sinks.iter_mut() {
-        if !queued(sh, cut) {
+        if pull && !queued(sh, cut) {
             outcome.note(sh.take(*r, op, sink, cut.bytes));
         }
     }
@@ -89,27 +98,68 @@ pub(crate) fn send_stream(
 }
 
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
+///
+/// Operation numbers: `first` for the senders' queues (a queued stream, or
+/// the outcome of a write), `first + r` for the root's offer of block r's
+/// place, so that each offer has a slot of its own.
 pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
     // No rules for Gather: back to the built-in cut and radix.
     sh.choose(Coll::Gather, None);
-    let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
+    let first = sh.next_ops(p);
+    let push = sh.single.as_ref().is_some_and(|s| s.push);
     if me != root {
         let own = own.expect("only the root may pass MPI_IN_PLACE");
         let Some(mut src) = own.source() else {
             return false;
         };
-        send_stream(sh, &mut src, own.bytes(), op, Readers::One(root));
+        let bytes = own.bytes();
+        if push && sh.single_copy(bytes) {
+            let written = sh.give(root, first + me as u64, &mut src, bytes);
+            sh.report(written.is_ok(), Pos::new(first, 0), root);
+            let mut outcome = Outcome::default();
+            outcome.note(written);
+            return outcome.finish("MPI_Gather(v)");
+        }
+        send_stream(sh, &mut src, bytes, first, Readers::One(root));
         return true;
     }
     let blocks = rotation(me, p).map(|r| (r, root_side.block(r)));
     let Some(mut sinks) = sinks(sh, blocks) else {
         return false;
     };
-    // Our own block first: the senders fill our queues meanwhile, instead of
-    // the copy following the last fragment.
+    // The places of the blocks their senders write: offered before anything
+    // else, so that the senders copy while we copy our own block.
+    let mut landings: Vec<(usize, Pos, Landing)> = Vec::new();
+    if push {
+        for (k, (r, sink, cut)) in sinks.iter().enumerate() {
+            if sh.single_copy(cut.bytes) {
+                let landing = Landing::new(sink, cut.bytes);
+                let pos = sh.offer(landing.addr, cut.bytes, first + *r as u64, Readers::One(*r));
+                landings.push((k, pos, landing));
+            }
+        }
+    }
+    if !landings.is_empty() {
+        tracing::trace!(
+            "MPI_Gather(v): {} blocks written by their senders",
+            landings.len()
+        );
+    }
     let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me)));
-    let received = receive_all(sh, &mut sinks, op);
+    let mut received = receive_all(sh, &mut sinks, first, !push);
+    for (k, pos, landing) in &landings {
+        let r = sinks[*k].0;
+        // The sender acknowledged the offer before it reported.
+        let written = sh.outcome(r, Pos::new(first, 0));
+        sh.settle(*pos);
+        if written {
+            landing.finish(&mut sinks[*k].1);
+        } else {
+            tracing::error!("MPI_Gather(v): rank {r} could not write its block (single copy)");
+            received = false;
+        }
+    }
     sh.recycle(sinks);
     received && copied
 }

@@ -19,7 +19,7 @@ pub struct RawParams {
     pub max_message_size: u64,
     pub shared_memory_budget: u64,
     pub reduction_kernels: i32,
-    pub reserved: i32,
+    pub single_copy_push: i32,
     pub single_copy: i32,
     pub calibrate: i32,
     pub single_copy_min_size: u64,

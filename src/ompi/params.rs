@@ -190,6 +190,9 @@ pub struct Params {
     pub single_copy_min_size: usize,
     /// `auto` times both paths at the first segment set-up.
     pub calibrate: bool,
+    /// Large Gather(v) blocks are written by their senders
+    /// (`coll_sharm_single_copy_push`), when CMA writes are permitted.
+    pub single_copy_push: bool,
     /// Who combines reduction operands (`coll_sharm_reduction_kernels`).
     pub reduction_kernels: KernelSource,
 }
@@ -237,6 +240,7 @@ impl Params {
             ),
             single_copy_min_size: usize::try_from(raw.single_copy_min_size).unwrap_or(usize::MAX),
             calibrate: raw.calibrate != 0,
+            single_copy_push: raw.single_copy_push != 0,
         }
     }
 

@@ -57,10 +57,19 @@ const CALIBRATION_OPS: usize = 2 + ROUNDS * SIZES.len() * 2;
 static CALIBRATED: OnceLock<u64> = OnceLock::new();
 
 /// The word every process offers for the detection probe: a value the
-/// reader can check (it depends on the offering process's pid).  A static,
-/// so it certainly lives in memory while peers read it.
-static PROBE: AtomicU64 = AtomicU64::new(0);
+/// reader can check (it depends on the offering process's pid).
 const PROBE_MAGIC: u64 = 0x5348_4152_4d43_4d41; // "SHARMCMA"
+
+/// What the detection probe found CMA allows between all of a channel's
+/// processes, as agreed (the minimum over them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Access {
+    None = 0,
+    /// `process_vm_readv` only.
+    Read = 1,
+    /// `process_vm_readv` and `process_vm_writev`.
+    ReadWrite = 2,
+}
 
 /// Establishes a channel (`Shared::establish`) and decides its single-copy
 /// state: the set-up every user of a channel goes through.  Calibration runs
@@ -81,16 +90,41 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
         return None;
     }
     let probed = probe(sh);
-    if let Err(e) = &probed {
-        info!(
-            "{label}: CMA probe of rank {} failed: {e}",
-            (sh.me + 1) % sh.p
-        );
-    }
-    if boot.agree_min(probed.is_ok() as i32) != Some(1) {
+    let mine = match probed {
+        Err(e) => {
+            let right = (sh.me + 1) % sh.p;
+            info!("{label}: CMA probe of rank {right} failed: {e}");
+            Access::None
+        }
+        Ok(access) => access,
+    };
+    let access = match boot.agree_min(mine as i32) {
+        Some(2) => Access::ReadWrite,
+        Some(1) => Access::Read,
+        _ => Access::None,
+    };
+    if access == Access::None {
         info!("{label}: single copy (cma) not permitted between all its processes (ptrace scope, container, users); large messages use the queues");
         return None;
     }
+    if access == Access::Read {
+        info!("{label}: CMA writes (process_vm_writev) not permitted between all its processes; Gather(v) roots read the blocks instead");
+    }
+    let push = access == Access::ReadWrite && params.single_copy_push;
+    let single = setup_threshold(sh, boot, label)?;
+    let gather = if push {
+        "written by their senders (cma writes)"
+    } else {
+        "read by the root"
+    };
+    debug!("{label}: Gather(v) blocks by single copy {gather}");
+    Some(single.with_push(push))
+}
+
+/// The single-copy threshold of a channel whose processes may use CMA
+/// (collective): the parameter's, or calibrated.
+fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<SingleCopy> {
+    let params = sh.params;
     // Agreed at set-up: all decide Scatter's path alike.
     let crowded = sh.crowded();
     let min = params.single_copy_min_size;
@@ -117,29 +151,57 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
     (threshold != u64::MAX).then(|| SingleCopy::new(from))
 }
 
-/// Every process pulls its right neighbour's probe word (collective).
-fn probe(sh: &mut Shared) -> Result<(), String> {
+/// Every process pulls its right neighbour's probe word and writes it back
+/// beside it (collective).  Returns what worked: our read of the right
+/// neighbour, and (`ReadWrite`) both our write into it and the left
+/// neighbour's write into us, checked by the one written to.
+fn probe(sh: &mut Shared) -> Result<Access, String> {
     let (me, p) = (sh.me, sh.p);
-    let pid = cma::pid();
-    PROBE.store(PROBE_MAGIC ^ pid as u64, Ordering::Relaxed);
+    let word = PROBE_MAGIC ^ cma::pid() as u64;
+    // [the word, the echo our left neighbour writes]: on the heap and
+    // atomic, so that the loads below read memory that the kernel wrote on
+    // the neighbour's behalf, not a value the compiler kept.
+    let probe = Box::new([AtomicU64::new(word), AtomicU64::new(0)]);
     let op = sh.next_op();
-    // Our left neighbour reads us; the offer's Release store publishes PROBE.
-    let pos = sh.offer(PROBE.as_ptr().cast(), 8, op, Readers::One((me + p - 1) % p));
+    // Our left neighbour reads and writes us; the offer's Release store
+    // publishes the word.
+    let pos = sh.offer(
+        probe.as_ptr().cast(),
+        16,
+        op,
+        Readers::One((me + p - 1) % p),
+    );
     let from = (me + 1) % p;
     let pulled = sh.accept(from, op).and_then(|(remote, frag)| {
-        let mut word = 0u64;
-        // SAFETY: `word` is ours and holds 8 bytes.
-        let read = unsafe { remote.pull(0, (&mut word as *mut u64).cast(), 8) };
+        let mut got = 0u64;
+        // SAFETY: `got` is ours and holds 8 bytes.
+        let read = unsafe { remote.pull(0, (&mut got as *mut u64).cast(), 8) };
+        // Write back what we read (only a correct read is worth echoing).
+        let wrote = match read {
+            Ok(()) if got == PROBE_MAGIC ^ remote.pid as u64 => {
+                // SAFETY: `got` holds 8 bytes; the neighbour offered 16, the
+                // second 8 for this echo, and reads them only after our
+                // acknowledgement below.
+                unsafe { remote.push(8, (&got as *const u64).cast(), 8) }.is_ok()
+            }
+            _ => false,
+        };
         sh.done(from, frag);
         read?;
-        if word == PROBE_MAGIC ^ remote.pid as u64 {
-            Ok(())
-        } else {
-            Err(format!("read {word:#x}, not the probe word"))
+        if got != PROBE_MAGIC ^ remote.pid as u64 {
+            return Err(format!("read {got:#x}, not the probe word"));
         }
+        Ok(wrote)
     });
+    // Settling is an Acquire load of the neighbour's acknowledgement, which
+    // it stored (Release) after its write returned: the echo is visible.
     sh.settle(pos);
-    pulled
+    let written = probe[1].load(Ordering::Relaxed) == word;
+    match pulled {
+        Err(e) => Err(e),
+        Ok(true) if written => Ok(Access::ReadWrite),
+        Ok(_) => Ok(Access::Read),
+    }
 }
 
 /// rank 0's threshold: cached, or measured now by ranks 0 and 1.

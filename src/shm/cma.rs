@@ -1,5 +1,6 @@
 //! Cross Memory Attach: copying straight out of another process's memory
-//! with `process_vm_readv` (one copy instead of two through a queue).
+//! with `process_vm_readv`, or into it with `process_vm_writev` (one copy
+//! instead of two through a queue).
 //!
 //! The kernel allows it when the caller may ptrace the target
 //! (`PTRACE_MODE_ATTACH_REALCREDS`): same user and a dumpable target, or
@@ -55,6 +56,31 @@ impl Remote {
         }
         read(self.pid, self.addr + offset, dst, len)
     }
+
+    /// Copies `len` bytes from `src` into bytes `[offset, offset + len)` of
+    /// the region.
+    ///
+    /// # Safety
+    /// `src` must be readable for `len` bytes; the region's owner must have
+    /// offered it for writing and not touch it until acknowledged.
+    pub unsafe fn push(&self, offset: usize, src: *const u8, len: usize) -> Result<(), String> {
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(format!(
+                "bytes {offset}..+{len} lie outside the {} offered",
+                self.len
+            ));
+        }
+        write(self.pid, self.addr + offset, src, len)
+    }
+}
+
+/// Which way a CMA system call copies.
+#[derive(Clone, Copy)]
+enum Direction {
+    /// `process_vm_readv`: remote to local.
+    Read,
+    /// `process_vm_writev`: local to remote.
+    Write,
 }
 
 /// Reads `len` bytes at `addr` of process `pid` into `dst`.
@@ -62,31 +88,67 @@ impl Remote {
 /// # Safety
 /// `dst` must be writable for `len` bytes.
 pub unsafe fn read(pid: i32, addr: usize, dst: *mut u8, len: usize) -> Result<(), String> {
+    // SAFETY: forwarded contract.
+    unsafe { transfer(Direction::Read, pid, addr, dst, len) }
+}
+
+/// Writes `len` bytes from `src` to `addr` of process `pid`.
+///
+/// # Safety
+/// `src` must be readable for `len` bytes.
+pub unsafe fn write(pid: i32, addr: usize, src: *const u8, len: usize) -> Result<(), String> {
+    // SAFETY: forwarded contract; a write only reads the local range.
+    unsafe { transfer(Direction::Write, pid, addr, src.cast_mut(), len) }
+}
+
+/// Moves `len` bytes between `local` and `addr` of process `pid`, going on
+/// after partial transfers.
+///
+/// # Safety
+/// `local` must be valid for `len` bytes in the direction's sense
+/// (writable to read, readable to write).
+unsafe fn transfer(
+    way: Direction,
+    pid: i32,
+    addr: usize,
+    local: *mut u8,
+    len: usize,
+) -> Result<(), String> {
+    let name = match way {
+        Direction::Read => "process_vm_readv from",
+        Direction::Write => "process_vm_writev to",
+    };
     let mut done = 0;
     while done < len {
-        let local = libc::iovec {
-            iov_base: dst.add(done).cast(),
+        let here = libc::iovec {
+            // SAFETY: `done < len`, inside the caller's range.
+            iov_base: unsafe { local.add(done) }.cast(),
             iov_len: len - done,
         };
-        let remote = libc::iovec {
+        let there = libc::iovec {
             iov_base: (addr + done) as *mut libc::c_void,
             iov_len: len - done,
         };
-        // SAFETY: one local and one remote iovec; the local one is writable
-        // (caller's contract), the remote one is only read by the kernel,
-        // which checks it against the target's mappings (EFAULT otherwise).
-        let n = libc::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        // SAFETY: one local and one remote iovec; the local one is valid in
+        // the direction's sense (caller's contract); the kernel checks the
+        // remote one against the target's mappings (EFAULT otherwise).
+        let n = unsafe {
+            match way {
+                Direction::Read => libc::process_vm_readv(pid, &here, 1, &there, 1, 0),
+                Direction::Write => libc::process_vm_writev(pid, &here, 1, &there, 1, 0),
+            }
+        };
         match n {
-            // A partial read happens at a page the target does not map or
-            // when the kernel stops early; go on from where it stopped.
+            // A partial transfer happens at a page the target does not map
+            // or when the kernel stops early; go on from where it stopped.
             n if n > 0 => done += n as usize,
-            0 => return Err(format!("process_vm_readv from pid {pid} read nothing")),
+            0 => return Err(format!("{name} pid {pid} moved nothing")),
             _ => {
                 let err = std::io::Error::last_os_error();
                 if err.kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
-                return Err(format!("process_vm_readv from pid {pid}: {err}"));
+                return Err(format!("{name} pid {pid}: {err}"));
             }
         }
     }
@@ -130,5 +192,25 @@ mod tests {
             Err(e) => eprintln!("CMA not permitted here, only bounds checked: {e}"),
         }
         assert!(unsafe { r.pull(99_000, dst.as_mut_ptr(), 5000) }.is_err());
+    }
+
+    /// Writing goes through `process_vm_writev`, bounds checked before it.
+    #[test]
+    fn pushes_into_a_process_and_checks_bounds() {
+        let mut dst = vec![0u8; 10_000];
+        let r = Remote {
+            pid: pid(),
+            addr: dst.as_mut_ptr() as usize,
+            len: dst.len(),
+        };
+        let src: Vec<u8> = (0..3000u32).map(|i| (i * 13 + 1) as u8).collect();
+        match unsafe { r.push(4321, src.as_ptr(), src.len()) } {
+            Ok(()) => {
+                assert_eq!(dst[4321..7321], src[..]);
+                assert!(dst[..4321].iter().chain(&dst[7321..]).all(|&b| b == 0));
+            }
+            Err(e) => eprintln!("CMA not permitted here, only bounds checked: {e}"),
+        }
+        assert!(unsafe { r.push(8000, src.as_ptr(), src.len()) }.is_err());
     }
 }

@@ -25,7 +25,7 @@ use crate::shm::channel::Shared;
 use crate::shm::cma::{self, Remote};
 use crate::shm::queue::{Incoming, Pos, Readers};
 
-pub use crate::shm::single_state::{Exposed, SingleCopy, CHUNK};
+pub use crate::shm::single_state::{Exposed, Landing, SingleCopy, CHUNK};
 
 impl Shared {
     /// Whether a stream of `bytes` bytes goes by single copy.  Both ends of a
@@ -126,6 +126,77 @@ impl Shared {
         };
         self.done(from, frag);
         result
+    }
+
+    /// Writes the `bytes` bytes of the stream `src` into `to`'s offer at
+    /// (`op`, 0) (an offer for writing: `Landing`), and acknowledges it.
+    ///
+    /// Ordering: the kernel's stores into the offering process's pages are
+    /// done when `process_vm_writev` returns; the acknowledgement's Release
+    /// store follows in program order (and on x86 stores are seen in order),
+    /// so the offerer's Acquire load of it precedes its reads of the data.
+    pub fn give(
+        &mut self,
+        to: usize,
+        op: u64,
+        src: &mut Payload,
+        bytes: usize,
+    ) -> Result<(), String> {
+        let (remote, frag) = self.accept(to, op)?;
+        let result = if remote.len != bytes {
+            Err(format!(
+                "rank {to} offered {} bytes to write, {bytes} expected",
+                remote.len
+            ))
+        } else {
+            self.push_from(&remote, src)
+        };
+        self.done(to, frag);
+        result
+    }
+
+    /// Copies all of the stream `src` into `remote`.
+    fn push_from(&mut self, remote: &Remote, src: &mut Payload) -> Result<(), String> {
+        match src {
+            // SAFETY: the application's buffer holds the stream's bytes; the
+            // offerer does not touch its range until we acknowledge.
+            Payload::Contiguous(base) => unsafe { remote.push(0, *base, remote.len) },
+            _ => {
+                let stage = self.single.as_ref().expect("single copy is on").stage();
+                let mut at = 0;
+                while at < remote.len {
+                    let n = CHUNK.min(remote.len - at);
+                    // SAFETY: the stage holds CHUNK bytes; packing takes the
+                    // stream's pieces in order.
+                    unsafe {
+                        src.read(at, stage, n);
+                        remote.push(at, stage, n)?;
+                    }
+                    at += n;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Publishes a one-byte outcome (a write's, `give`) at `pos` of our
+    /// queue for `reader`, who cannot tell a failed write from a good one
+    /// by the acknowledgement alone.
+    pub fn report(&mut self, ok: bool, pos: Pos, reader: usize) {
+        let dst = self.writer.reserve(&self.queues, &self.waiter, pos, 1);
+        // SAFETY: `dst` is our reserved slot of >= 1 byte (inline).
+        unsafe { dst.write(ok as u8) };
+        self.writer
+            .publish(&self.queues, pos, 1, Readers::One(reader));
+    }
+
+    /// Waits for `from`'s outcome at `pos` (`report`).
+    pub fn outcome(&mut self, from: usize, pos: Pos) -> bool {
+        let frag = self.queues.receive(&self.waiter, from, pos);
+        // SAFETY: the fragment stays valid until released.
+        let ok = unsafe { frag.bytes() } == [1];
+        self.queues.release(self.me, from, frag);
+        ok
     }
 
     /// Copies all of `remote` into the stream `sink`.

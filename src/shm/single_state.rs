@@ -19,6 +19,10 @@ pub struct SingleCopy {
     /// single copy: `min_size`, or less on a crowded node
     /// (`SingleCopy::crowded`).
     pub crowded_min_size: usize,
+    /// Whether Gather(v) senders write their blocks into the root's buffer
+    /// (`process_vm_writev`, permitted between all processes and wanted:
+    /// `coll_sharm_single_copy_push`) instead of the root reading them.
+    pub push: bool,
     /// Two chunks: pulled data, and a copy of our own operand.
     stage: Scratch,
     /// A private buffer (packed sources, partial results); grows as needed.
@@ -30,6 +34,7 @@ impl SingleCopy {
         SingleCopy {
             min_size: min_size.max(1),
             crowded_min_size: min_size.max(1),
+            push: false,
             stage: Scratch::new(2 * CHUNK),
             spare: Vec::new(),
         }
@@ -52,6 +57,11 @@ impl SingleCopy {
             crowded_min_size: floor.clamp(1, min_size.max(1)),
             ..SingleCopy::new(min_size)
         }
+    }
+
+    /// The same, with Gather(v) senders writing (`push`) or not.
+    pub fn with_push(self, push: bool) -> SingleCopy {
+        SingleCopy { push, ..self }
     }
 
     /// The staging buffer: 2 × `CHUNK` bytes.
@@ -92,6 +102,43 @@ impl Exposed {
                     _packed: packed,
                 }
             }
+        }
+    }
+}
+
+/// Where a writer's single-copy push lands: the application's buffer when
+/// contiguous, else a private buffer unpacked into the sink afterwards (the
+/// writer sees one byte range either way, so both ends need not agree on
+/// their datatypes' layout).
+pub struct Landing {
+    pub addr: *mut u8,
+    packed: Vec<u8>,
+}
+
+impl Landing {
+    /// A landing for the `bytes` bytes of `sink`.
+    pub fn new(sink: &Payload, bytes: usize) -> Landing {
+        match sink {
+            Payload::Contiguous(base) => Landing {
+                addr: *base,
+                packed: Vec::new(),
+            },
+            _ => {
+                let mut packed = vec![0u8; bytes];
+                Landing {
+                    addr: packed.as_mut_ptr(),
+                    packed,
+                }
+            }
+        }
+    }
+
+    /// Moves what landed into `sink` when it went to a private buffer.
+    pub fn finish(&self, sink: &mut Payload) {
+        if !self.packed.is_empty() {
+            // SAFETY: the stream holds `packed.len()` bytes, all written by
+            // the writer before its acknowledgement was seen.
+            unsafe { sink.write(0, self.packed.as_ptr(), self.packed.len()) };
         }
     }
 }

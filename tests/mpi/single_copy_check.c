@@ -173,6 +173,50 @@ static void test_gather(int n, int large, int in_place)
     free(all);
 }
 
+/* Gather with a strided vector on one side: senders' blocks packed before
+ * they are written (or offered), then the root's places strided (written
+ * into a private buffer and unpacked). */
+static void test_gather_vector(int n)
+{
+    int root = 0;
+    MPI_Datatype every_other, slot;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &every_other);
+    MPI_Type_create_resized(every_other, 0, (MPI_Aint) sizeof(int) * 2 * n, &slot);
+    MPI_Type_commit(&every_other);
+    MPI_Type_commit(&slot);
+    int *mine = malloc(sizeof(int) * 2 * n), *all = malloc(sizeof(int) * 2 * n * size);
+    for (int i = 0; i < 2 * n; i++)
+        mine[i] = i % 2 ? -7 : val(rank, i / 2);
+    for (long i = 0; i < 2L * n * size; i++)
+        all[i] = -1;
+    COUNTED("gather", 1,
+            MPI_Gather(mine, 1, every_other, all, n, MPI_INT, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (long i = 0; i < (long) n * size; i++)
+            if (all[i] != val((int) (i / n), i % n)) {
+                CHECK(0, "gather from vectors: [%ld] = %d", i, all[i]);
+                break;
+            }
+    for (int i = 0; i < n; i++)
+        mine[i] = val(rank, i);
+    for (long i = 0; i < 2L * n * size; i++)
+        all[i] = -1;
+    COUNTED("gather", 1, MPI_Gather(mine, n, MPI_INT, all, 1, slot, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (long i = 0; i < 2L * n * size; i++) {
+            long r = i / (2L * n), k = i % (2L * n);
+            int want = k % 2 ? -1 : val((int) r, (int) (k / 2));
+            if (all[i] != want) {
+                CHECK(0, "gather into vectors: [%ld] = %d, want %d", i, all[i], want);
+                break;
+            }
+        }
+    free(mine);
+    free(all);
+    MPI_Type_free(&slot);
+    MPI_Type_free(&every_other);
+}
+
 static void test_gatherv_scatterv(int n)
 {
     int root = 1 % size, total = 0;
@@ -464,6 +508,7 @@ int main(int argc, char **argv)
     test_bcast(small, 0);
     test_bcast(big, 1);
     test_bcast_vector(big);
+    test_gather_vector(big);
     for (int in_place = 0; in_place < 2; in_place++) {
         test_gather(big, 1, in_place);
         test_allgather(big, 1, in_place, 0);
