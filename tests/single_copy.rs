@@ -102,7 +102,7 @@ fn forced(np: usize) {
     // Gather's blocks are written by their senders (the root says how many
     // per call), which every process agreed on at set-up.
     let agreed = out
-        .matches("Gather(v) blocks by single copy written by their senders (cma writes)")
+        .matches("Gather(v) blocks from 4096 bytes written by their senders (cma writes)")
         .count();
     assert!(agreed >= np, "every process agrees on writes:\n{out}");
     let written = format!("MPI_Gather(v): {} blocks written by their senders", np - 1);
@@ -201,7 +201,8 @@ fn refused_cma_falls_back_to_the_queues_and_says_so() {
 
 /// `auto` times both paths once (ranks 0 and 1), prints the timings at
 /// verbose 10, and all processes adopt rank 0's verdict; results stay right
-/// whichever path won.
+/// whichever path won, and large Gather blocks are written by their senders
+/// whichever it was.
 #[test]
 fn auto_calibrates_once_and_reports() {
     let out = run(
@@ -210,10 +211,20 @@ fn auto_calibrates_once_and_reports() {
         &[
             ("coll_sharm_single_copy", "auto"),
             ("coll_sharm_calibrate", "1"),
-            ("coll_sharm_verbose", "10"),
+            ("coll_sharm_verbose", "100"),
         ],
         &[],
         &[],
+    );
+    // Whatever the verdict, the checker's large Gathers (280 KB blocks, at
+    // least the default 256 KiB floor) are written by their senders.
+    let agreed = out
+        .matches("Gather(v) blocks from 262144 bytes written by their senders")
+        .count();
+    assert_eq!(agreed, 3, "every process agrees on writes:\n{out}");
+    assert!(
+        out.contains("MPI_Gather(v): 2 blocks written by their senders"),
+        "{out}"
     );
     let tables = out
         .matches("calibration (ranks 0-1): 256 KiB queues")

@@ -47,11 +47,17 @@ pub(crate) fn rotation(me: usize, p: usize) -> impl Iterator<Item = usize> {
 }
 
 /// Receives fragment i of every stream before fragment i+1 of any, so all
-/// senders stream at once; then, if `pull`, pulls the streams that come by
-/// single copy (else their senders write them: `gather`).  False when a
-/// pull failed (reported).
-pub(crate) fn receive_all(sh: &mut Shared, sinks: &mut [PeerStream], op: u64, pull: bool) -> bool {
-    let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
+/// senders stream at once; then pulls the streams that come by single copy.
+/// With `pushed`, the streams their senders write (`Shared::single_copy_push`)
+/// are left to the caller (`gather`).  False when a pull failed (reported).
+pub(crate) fn receive_all(
+    sh: &mut Shared,
+    sinks: &mut [PeerStream],
+    op: u64,
+    pushed: bool,
+) -> bool {
+    let elsewhere = |sh: &Shared, cut: &Cut| pushed && sh.single_copy_push(cut.bytes);
+    let queued = |sh: &Shared, cut: &Cut| !elsewhere(sh, cut) && !sh.single_copy(cut.bytes);
     let most = sinks
         .iter()
         .filter(|(_, _, cut)| queued(sh, cut))
@@ -67,7 +73,7 @@ pub(crate) fn receive_all(sh: &mut Shared, sinks: &mut [PeerStream], op: u64, pu
     }
     let mut outcome = Outcome::default();
     for (r, sink, cut) in sinks.iter_mut() {
-        if pull && !queued(sh, cut) {
+        if !elsewhere(sh, cut) && !queued(sh, cut) {
             outcome.note(sh.take(*r, op, sink, cut.bytes));
         }
     }
@@ -107,14 +113,13 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     sh.choose(Coll::Gather, None);
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
-    let push = sh.single.as_ref().is_some_and(|s| s.push);
     if me != root {
         let own = own.expect("only the root may pass MPI_IN_PLACE");
         let Some(mut src) = own.source() else {
             return false;
         };
         let bytes = own.bytes();
-        if push && sh.single_copy(bytes) {
+        if sh.single_copy_push(bytes) {
             let written = sh.give(root, first + me as u64, &mut src, bytes);
             sh.report(written.is_ok(), Pos::new(first, 0), root);
             let mut outcome = Outcome::default();
@@ -131,13 +136,11 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     // The places of the blocks their senders write: offered before anything
     // else, so that the senders copy while we copy our own block.
     let mut landings: Vec<(usize, Pos, Landing)> = Vec::new();
-    if push {
-        for (k, (r, sink, cut)) in sinks.iter().enumerate() {
-            if sh.single_copy(cut.bytes) {
-                let landing = Landing::new(sink, cut.bytes);
-                let pos = sh.offer(landing.addr, cut.bytes, first + *r as u64, Readers::One(*r));
-                landings.push((k, pos, landing));
-            }
+    for (k, (r, sink, cut)) in sinks.iter().enumerate() {
+        if sh.single_copy_push(cut.bytes) {
+            let landing = Landing::new(sink, cut.bytes);
+            let pos = sh.offer(landing.addr, cut.bytes, first + *r as u64, Readers::One(*r));
+            landings.push((k, pos, landing));
         }
     }
     if !landings.is_empty() {
@@ -147,7 +150,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         );
     }
     let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me)));
-    let mut received = receive_all(sh, &mut sinks, first, !push);
+    let mut received = receive_all(sh, &mut sinks, first, true);
     for (k, pos, landing) in &landings {
         let r = sinks[*k].0;
         // The sender acknowledged the offer before it reported.

@@ -366,7 +366,7 @@ pub(crate) fn gather_group(
         for (j, v) in into.iter_mut().enumerate().skip(1) {
             sinks.push((j, Payload::Contiguous(v.as_mut_ptr()), sh.cut(v.len())));
         }
-        let received = receive_all(sh, &mut sinks, op, true);
+        let received = receive_all(sh, &mut sinks, op, false);
         sh.recycle(sinks);
         return received.then_some(true);
     }

@@ -2,8 +2,9 @@
 //! its segment is set up (collective among its processes):
 //!
 //! 1. `coll_sharm_single_copy none`: never.
-//! 2. Detection: every process offers a probe word and pulls its right
-//!    neighbour's with CMA; all agree (minimum) that every pull worked.  A
+//! 2. Detection: every process offers a probe word, pulls its right
+//!    neighbour's with CMA and writes it back beside it; all agree (minimum)
+//!    on whether every pull, and every write, worked.  A
 //!    refusal (ptrace scope, a container's seccomp filter or missing
 //!    capability, different users) is said at `coll_sharm_verbose >= 1`.
 //! 3. `cma`, or `auto` without calibration: single copy from
@@ -21,6 +22,10 @@
 //!    whatever the calibration found (`SingleCopy::crowded` says why).  With
 //!    three or more processes per CPU (`Crowding::Packed`) Scatter's floor is
 //!    at most `PACKED_SCATTER_FLOOR`.
+//! 6. Gather(v) blocks from `coll_sharm_single_copy_min_size` are written by
+//!    their senders when the probe found CMA writes permitted too (and
+//!    `coll_sharm_single_copy_push`), whatever the calibration found
+//!    (`SingleCopy::with_push` says why).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -110,19 +115,23 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
     if access == Access::Read {
         info!("{label}: CMA writes (process_vm_writev) not permitted between all its processes; Gather(v) roots read the blocks instead");
     }
-    let push = access == Access::ReadWrite && params.single_copy_push;
-    let single = setup_threshold(sh, boot, label)?;
-    let gather = if push {
-        "written by their senders (cma writes)"
-    } else {
-        "read by the root"
-    };
-    debug!("{label}: Gather(v) blocks by single copy {gather}");
-    Some(single.with_push(push))
+    let push = (access == Access::ReadWrite && params.single_copy_push)
+        .then_some(params.single_copy_min_size);
+    let single = setup_threshold(sh, boot, label)?.with_push(push);
+    match push {
+        Some(from) => {
+            debug!(
+                "{label}: Gather(v) blocks from {from} bytes written by their senders (cma writes)"
+            )
+        }
+        None => debug!("{label}: Gather(v) blocks by single copy read by the root"),
+    }
+    single.used().then_some(single)
 }
 
 /// The single-copy threshold of a channel whose processes may use CMA
-/// (collective): the parameter's, or calibrated.
+/// (collective): the parameter's, or calibrated (`usize::MAX` when the
+/// queues won everywhere).  None when the set-up failed.
 fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<SingleCopy> {
     let params = sh.params;
     // Agreed at set-up: all decide Scatter's path alike.
@@ -148,7 +157,7 @@ fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option
         return Some(SingleCopy::crowded(from, floor));
     }
     debug!("{label}: single copy (cma) {streams}");
-    (threshold != u64::MAX).then(|| SingleCopy::new(from))
+    Some(SingleCopy::new(from))
 }
 
 /// Every process pulls its right neighbour's probe word and writes it back

@@ -49,6 +49,18 @@ impl Shared {
                 .is_some_and(|s| bytes >= s.crowded_min_size)
     }
 
+    /// Whether a Gather(v) block of `bytes` bytes is written by its sender
+    /// (`SingleCopy::with_push`).  Both ends of a block know its size, and
+    /// the floor is agreed, so they decide alike.
+    #[inline]
+    pub fn single_copy_push(&self, bytes: usize) -> bool {
+        bytes > 0
+            && self
+                .single
+                .as_ref()
+                .is_some_and(|s| bytes >= s.push_min_size)
+    }
+
     /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of
     /// our queue; returns the position to `settle` on.
     pub fn offer(&mut self, addr: *const u8, len: usize, op: u64, readers: Readers<'_>) -> Pos {

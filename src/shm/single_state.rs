@@ -19,10 +19,11 @@ pub struct SingleCopy {
     /// single copy: `min_size`, or less on a crowded node
     /// (`SingleCopy::crowded`).
     pub crowded_min_size: usize,
-    /// Whether Gather(v) senders write their blocks into the root's buffer
-    /// (`process_vm_writev`, permitted between all processes and wanted:
-    /// `coll_sharm_single_copy_push`) instead of the root reading them.
-    pub push: bool,
+    /// Gather(v) blocks of at least this many bytes are written by their
+    /// senders into the root's buffer (`process_vm_writev`, when permitted
+    /// between all processes and wanted: `coll_sharm_single_copy_push`);
+    /// `usize::MAX`: never (`with_push`).
+    pub push_min_size: usize,
     /// Two chunks: pulled data, and a copy of our own operand.
     stage: Scratch,
     /// A private buffer (packed sources, partial results); grows as needed.
@@ -34,7 +35,7 @@ impl SingleCopy {
         SingleCopy {
             min_size: min_size.max(1),
             crowded_min_size: min_size.max(1),
-            push: false,
+            push_min_size: usize::MAX,
             stage: Scratch::new(2 * CHUNK),
             spare: Vec::new(),
         }
@@ -59,9 +60,30 @@ impl SingleCopy {
         }
     }
 
-    /// The same, with Gather(v) senders writing (`push`) or not.
-    pub fn with_push(self, push: bool) -> SingleCopy {
-        SingleCopy { push, ..self }
+    /// The same, with Gather(v) senders writing their blocks from `floor`
+    /// bytes (None: never), whatever `min_size` is.
+    ///
+    /// Why apart from `min_size`: the calibration times one reader's two
+    /// paths, queues against a pull, where the reader copies either way.
+    /// A Gather root that the senders write for copies only its own block,
+    /// in parallel with theirs, which a pairwise timing cannot see.  np=2,
+    /// 3 alternated launches, in a state where the calibration chose the
+    /// queues (memcpy 4 MiB 15 GB/s, CMA 12-22 GB/s): Gather 256 KiB / 1 /
+    /// 4 / 16 MiB 19.4 / 107 / 564 / 2304 us through the queues, 17.9 /
+    /// 57.9 / 342 / 1471 written by the senders, 25.4 / 127 / 649 / 2565
+    /// read by the root.
+    pub fn with_push(self, floor: Option<usize>) -> SingleCopy {
+        SingleCopy {
+            push_min_size: floor.map_or(usize::MAX, |f| f.max(1)),
+            ..self
+        }
+    }
+
+    /// Whether this state moves anything by single copy at all.
+    pub fn used(&self) -> bool {
+        self.min_size != usize::MAX
+            || self.crowded_min_size != usize::MAX
+            || self.push_min_size != usize::MAX
     }
 
     /// The staging buffer: 2 × `CHUNK` bytes.
