@@ -235,6 +235,17 @@ fn auto_calibrates_once_and_reports() {
             .matches("single copy (cma) off: the queues were faster")
             .count();
     assert!(verdicts >= 3, "every process says what it adopted:\n{out}");
+    let exchange_tables = out
+        .matches("exchange calibration (ranks 0-1): 1024 KiB queues")
+        .count();
+    assert_eq!(exchange_tables, 1, "expected one exchange table:\n{out}");
+    // np=3 on 2 cores is crowded: the exchanges keep the one-way verdict
+    // there, and say so.
+    let exchange_verdicts = out.matches("; exchanges ").count();
+    assert!(
+        exchange_verdicts >= 3,
+        "every process says what it adopted for exchanges:\n{out}"
+    );
 }
 
 /// The checker in `crowded` mode on `np` processes told to yield when idle
@@ -338,4 +349,35 @@ fn packed_node_scatters_by_single_copy_from_16k() {
             assert!(out.contains("(Packed))"), "{out}");
         }
     }
+}
+
+/// Two processes on two cores (not crowded): the calibration times
+/// exchanges apart from one-way streams, and both processes adopt rank 0's
+/// exchange verdict (the same line from each).
+#[test]
+fn auto_calibrates_exchanges_apart_at_np2() {
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_calibrate", "1"),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &[],
+    );
+    assert_eq!(
+        out.matches("exchange calibration (ranks 0-1): 1024 KiB queues")
+            .count(),
+        1,
+        "{out}"
+    );
+    let verdicts: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split("; exchanges ").nth(1))
+        .collect();
+    assert_eq!(verdicts.len(), 2, "both processes say it:\n{out}");
+    assert_eq!(verdicts[0], verdicts[1], "they agree:\n{out}");
+    assert!(verdicts[0].ends_with("(calibrated)"), "{out}");
 }

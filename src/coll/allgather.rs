@@ -91,13 +91,13 @@ pub(crate) fn exchange(
     mut own_copy: SelfCopy,
 ) -> bool {
     let mut offers = Offers::default();
-    let mine = if sh.single_copy(mine.bytes) {
+    let mine = if sh.single_copy_exchange(mine.bytes) {
         offers.make(sh, src, mine.bytes, op, Readers::AllOthers);
         sh.cut(0)
     } else {
         mine
     };
-    let queued = |sh: &Shared, cut: &Cut| !sh.single_copy(cut.bytes);
+    let queued = |sh: &Shared, cut: &Cut| !sh.single_copy_exchange(cut.bytes);
     let streams = || {
         sinks
             .iter()

@@ -190,12 +190,12 @@ fn pairwise(
 /// the time at 256 KiB, 0.83-0.95x at 1 MiB, 0.76-0.81x at 4 MiB.
 const CROWDED_PULL_MIN_BYTES: usize = 1 << 20;
 
-/// Whether a block of `bytes` bytes goes by single copy: as any stream
-/// (`Shared::single_copy`), and on a crowded node also from
+/// Whether a block of `bytes` bytes goes by single copy: as any exchange
+/// (`Shared::single_copy_exchange`), and on a crowded node also from
 /// `CROWDED_PULL_MIN_BYTES`.  Both ends of a block know its size, and the
 /// crowding is agreed, so they decide alike.
 fn by_single_copy(sh: &Shared, bytes: usize) -> bool {
-    sh.single_copy(bytes)
+    sh.single_copy_exchange(bytes)
         || (sh.crowded() && bytes >= CROWDED_PULL_MIN_BYTES && sh.single_copy_crowded(bytes))
 }
 

@@ -53,13 +53,49 @@ const PACKED_SCATTER_FLOOR: usize = 16 << 10;
 
 /// Sizes timed by the calibration (ascending).
 const SIZES: [usize; 3] = [256 << 10, 1 << 20, 4 << 20];
+/// Sizes timed for exchanges (ascending; a subset of `SIZES`, whose
+/// buffers they use): below 1 MiB the two paths were within a few per cent
+/// of each other in every state measured.
+const EXCHANGE_SIZES: [usize; 2] = [1 << 20, 4 << 20];
 /// Rounds over all sizes and both paths (the fastest of each counts).
 const ROUNDS: usize = 2;
-/// Phases the calibration uses: a warm-up of each path, then the rounds.
-const CALIBRATION_OPS: usize = 2 + ROUNDS * SIZES.len() * 2;
+/// Phases of the one-way timing: a warm-up of each path, then the rounds.
+const ONE_WAY_OPS: usize = 2 + ROUNDS * SIZES.len() * 2;
+/// Phases of the exchange timing: the rounds.
+const EXCHANGE_OPS: usize = ROUNDS * EXCHANGE_SIZES.len() * 2;
+/// Operation numbers the calibration uses.
+const CALIBRATION_OPS: usize = ONE_WAY_OPS + EXCHANGE_OPS;
 
-/// rank 0's calibrated threshold in this process (`u64::MAX`: never).
-static CALIBRATED: OnceLock<u64> = OnceLock::new();
+/// rank 0's calibrated thresholds in this process: (one-way streams,
+/// exchanges); `u64::MAX`: never.
+static CALIBRATED: OnceLock<Thresholds> = OnceLock::new();
+
+/// What a calibration found: from which size single copy wins for a stream
+/// one process writes and another reads (Bcast, Scatter, ...), and for
+/// streams two processes exchange at once (Allgather(v), Alltoall(v)).
+/// `u64::MAX`: never.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Thresholds {
+    one_way: u64,
+    exchange: u64,
+}
+
+impl Thresholds {
+    fn encode(&self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&self.one_way.to_le_bytes());
+        out[8..].copy_from_slice(&self.exchange.to_le_bytes());
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Thresholds {
+        let word = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
+        Thresholds {
+            one_way: word(0),
+            exchange: word(8),
+        }
+    }
+}
 
 /// The word every process offers for the detection probe: a value the
 /// reader can check (it depends on the offering process's pid).
@@ -141,11 +177,17 @@ fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option
         debug!("{label}: single copy (cma) from {min} bytes");
         return Some(SingleCopy::new(min));
     }
-    let threshold = calibrated(sh, boot, label)?;
+    let found = calibrated(sh, boot, label)?;
+    let threshold = found.one_way;
     let from = usize::try_from(threshold).map_or(usize::MAX, |t| min.max(t));
+    let exchange_from = usize::try_from(found.exchange).map_or(usize::MAX, |t| min.max(t));
     let streams = match threshold {
         u64::MAX => "off: the queues were faster at every calibrated size".to_owned(),
         _ => format!("from {from} bytes (calibrated)"),
+    };
+    let exchanges = match found.exchange {
+        u64::MAX => "exchanges off".to_owned(),
+        _ => format!("exchanges from {exchange_from} bytes"),
     };
     if crowded {
         let floor = if sh.crowding == Crowding::Packed {
@@ -153,11 +195,17 @@ fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option
         } else {
             min
         };
-        debug!("{label}: single copy (cma) {streams}; Scatter blocks from {floor} bytes (more processes than cores)");
+        // Crowded, the exchanges keep the one-way verdict: the pairwise
+        // exchange timing runs two processes on two cores, and with more
+        // processes than cores forcing single copy on exchanges was as
+        // often slower as faster (np=4 on 2 cores, Allgather 16 MiB 22.1
+        // -> 24.7 ms, Alltoall 4 MiB 5.3 -> 6.4 ms, Alltoall 16 MiB 27.7
+        // -> 24.0 ms).
+        debug!("{label}: single copy (cma) {streams}; Scatter blocks from {floor} bytes (more processes than cores); exchanges as other streams");
         return Some(SingleCopy::crowded(from, floor));
     }
-    debug!("{label}: single copy (cma) {streams}");
-    Some(SingleCopy::new(from))
+    debug!("{label}: single copy (cma) {streams}; {exchanges} (calibrated)");
+    Some(SingleCopy::new(from).with_exchanges(exchange_from))
 }
 
 /// Every process pulls its right neighbour's probe word and writes it back
@@ -213,43 +261,155 @@ fn probe(sh: &mut Shared) -> Result<Access, String> {
     }
 }
 
-/// rank 0's threshold: cached, or measured now by ranks 0 and 1.
-fn calibrated(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<u64> {
-    // [known, threshold]: whether rank 0 calibrated before, and its result.
-    let mut cached = [0u8; 9];
+/// rank 0's thresholds: cached, or measured now by ranks 0 and 1.
+fn calibrated(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Thresholds> {
+    // [known, thresholds]: whether rank 0 calibrated before, and its result.
+    let mut cached = [0u8; 17];
     if let (0, Some(t)) = (sh.me, CALIBRATED.get()) {
         cached[0] = 1;
-        cached[1..].copy_from_slice(&t.to_le_bytes());
+        cached[1..].copy_from_slice(&t.encode());
     }
     if !boot.bcast_bytes(&mut cached) {
         return None;
     }
-    let threshold = if cached[0] == 1 {
-        u64::from_le_bytes(cached[1..].try_into().expect("8 bytes"))
+    let found = if cached[0] == 1 {
+        Thresholds::decode(&cached[1..])
     } else {
         let first = sh.next_ops(CALIBRATION_OPS);
-        let mut result = [0u8; 8];
+        let exchanges = first + ONE_WAY_OPS as u64;
+        let mut result = [0u8; 16];
         match sh.me {
             0 => {
-                let t = time_as_writer(sh, first, label);
-                result = t.to_le_bytes();
+                let one_way = time_as_writer(sh, first, label);
+                let exchange = time_exchanges(sh, exchanges, 1, label);
+                result = Thresholds { one_way, exchange }.encode();
             }
-            1 => time_as_reader(sh, first),
+            1 => {
+                time_as_reader(sh, first);
+                time_exchanges(sh, exchanges, 0, label);
+            }
             _ => {}
         }
         if !boot.bcast_bytes(&mut result) {
             return None;
         }
-        u64::from_le_bytes(result)
+        Thresholds::decode(&result)
     };
-    // Every process must use the threshold rank 0 broadcast, never a value
+    // Every process must use the thresholds rank 0 broadcast, never values
     // it cached itself: a process that led another channel's calibration
     // (a hierarchy group) holds that channel's result, and deciding by it
     // made processes of one communicator disagree on single copy (a hang,
     // seen at np=8 with virtual nodes of 2).  The first agreed value is
     // kept for channels this process will lead.
-    let _ = CALIBRATED.set(threshold);
-    Some(threshold)
+    let _ = CALIBRATED.set(found);
+    Some(found)
+}
+
+/// The smallest of `sizes` from which single copy (`best[i][1]`) beat the
+/// queues (`best[i][0]`) at every larger size measured; `u64::MAX`: none.
+fn threshold_of(sizes: &[usize], best: &[[Duration; 2]]) -> u64 {
+    let mut threshold = u64::MAX;
+    for (i, &[queues, single]) in best.iter().enumerate().rev() {
+        if single >= queues {
+            break;
+        }
+        threshold = sizes[i] as u64;
+    }
+    threshold
+}
+
+/// The timings as one line: "<size> KiB queues <t> us cma <t> us, ...".
+fn table(sizes: &[usize], best: &[[Duration; 2]]) -> String {
+    sizes
+        .iter()
+        .zip(best.iter())
+        .map(|(s, [q, c])| {
+            format!(
+                "{} KiB queues {:.1} us cma {:.1} us",
+                s >> 10,
+                q.as_secs_f64() * 1e6,
+                c.as_secs_f64() * 1e6
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Ranks 0 and 1 at once (`peer` is the other): each sends a block to the
+/// other and receives the other's while copying a block of its own, as an
+/// Allgather at np=2 does, through the queues (the reader trailing its
+/// writes by the ring's depth) and by single copy (offer, own copy, pull,
+/// settle).  Returns the threshold from rank 0's timings (rank 1's result
+/// is not used).
+///
+/// Why apart from the one-way timing: there the writer's copy into the
+/// queue runs on a core that would otherwise idle, so two copies cost about
+/// one; in an exchange both cores are busy, the queues cost each process
+/// three copies against two by single copy, and which wins depends on the
+/// state of the machine (np=2 Allgather 4 MiB: 383 us by the queues against
+/// 533 for tuned's single copy on 2026-11-23; 922 against 659 forced single
+/// copy on 2026-11-24).
+fn time_exchanges(sh: &mut Shared, first: u64, peer: usize, label: &str) -> u64 {
+    let largest = EXCHANGE_SIZES[EXCHANGE_SIZES.len() - 1];
+    let src: Vec<u8> = (0..largest).map(|i| (i % 253) as u8).collect();
+    let mut dst = vec![1u8; largest];
+    let mut own = vec![2u8; largest];
+    let mut best = [[Duration::MAX; 2]; EXCHANGE_SIZES.len()];
+    let phases = (0..ROUNDS).flat_map(|round| {
+        EXCHANGE_SIZES
+            .iter()
+            .flat_map(move |&s| [(s, round % 2 == 1), (s, round % 2 == 0)])
+    });
+    for (k, (bytes, single)) in phases.enumerate() {
+        let op = first + k as u64;
+        let started = Instant::now();
+        let mut sink = Payload::Contiguous(dst.as_mut_ptr());
+        if single {
+            let pos = sh.offer(src.as_ptr(), bytes, op, Readers::One(peer));
+            // SAFETY: distinct vectors of at least `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), own.as_mut_ptr(), bytes) };
+            if let Err(e) = sh.take(peer, op, &mut sink, bytes) {
+                info!("CMA failed during calibration: {e}");
+            }
+            sh.settle(pos);
+        } else {
+            let mut source = Payload::Contiguous(src.as_ptr() as *mut u8);
+            let cut = sh.cut(bytes);
+            let lag = cut.lag(sh.queues.layout().s, cut.count());
+            for step in 0..cut.count() + lag {
+                if step < cut.count() {
+                    sh.send(&mut source, cut, op, step, Readers::One(peer));
+                }
+                if step + 1 == cut.count() {
+                    // SAFETY: distinct vectors of at least `bytes` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), own.as_mut_ptr(), bytes) };
+                }
+                if let Some(i) = step.checked_sub(lag) {
+                    sh.recv(peer, &mut sink, cut, op, i);
+                }
+            }
+            sh.settle(cut.pos(op, cut.count() - 1));
+        }
+        let took = started.elapsed();
+        let i = EXCHANGE_SIZES
+            .iter()
+            .position(|&s| s == bytes)
+            .expect("a size");
+        let b = &mut best[i][single as usize];
+        *b = (*b).min(took);
+    }
+    let threshold = threshold_of(&EXCHANGE_SIZES, &best);
+    if sh.me == 0 {
+        let verdict = match threshold {
+            u64::MAX => "single copy never".to_owned(),
+            t => format!("single copy from {t} bytes"),
+        };
+        debug!(
+            "{label}: exchange calibration (ranks 0-1): {}; {verdict}",
+            table(&EXCHANGE_SIZES, &best)
+        );
+    }
+    threshold
 }
 
 /// The phases of the calibration, in order: (size, by single copy).
@@ -291,32 +451,14 @@ fn time_as_writer(sh: &mut Shared, first: u64, label: &str) -> u64 {
             *b = (*b).min(took);
         }
     }
-    let mut threshold = u64::MAX;
-    for (i, &[queues, single]) in best.iter().enumerate().rev() {
-        if single >= queues {
-            break;
-        }
-        threshold = SIZES[i] as u64;
-    }
-    let table: Vec<String> = SIZES
-        .iter()
-        .zip(best.iter())
-        .map(|(s, [q, c])| {
-            format!(
-                "{} KiB queues {:.1} us cma {:.1} us",
-                s >> 10,
-                q.as_secs_f64() * 1e6,
-                c.as_secs_f64() * 1e6
-            )
-        })
-        .collect();
+    let threshold = threshold_of(&SIZES, &best);
     let verdict = match threshold {
         u64::MAX => "single copy never".to_owned(),
         t => format!("single copy from {t} bytes"),
     };
     debug!(
         "{label}: calibration (ranks 0-1): {}; {verdict}",
-        table.join(", ")
+        table(&SIZES, &best)
     );
     threshold
 }

@@ -49,6 +49,18 @@ impl Shared {
                 .is_some_and(|s| bytes >= s.crowded_min_size)
     }
 
+    /// Whether an Allgather(v) or Alltoall(v) block of `bytes` bytes goes by
+    /// single copy (`SingleCopy::with_exchanges`).  Both ends of a block
+    /// know its size, and the threshold is agreed, so they decide alike.
+    #[inline]
+    pub fn single_copy_exchange(&self, bytes: usize) -> bool {
+        bytes > 0
+            && self
+                .single
+                .as_ref()
+                .is_some_and(|s| bytes >= s.exchange_min_size)
+    }
+
     /// Whether a Gather(v) block of `bytes` bytes is written by its sender
     /// (`SingleCopy::with_push`).  Both ends of a block know its size, and
     /// the floor is agreed, so they decide alike.

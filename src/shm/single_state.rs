@@ -19,6 +19,9 @@ pub struct SingleCopy {
     /// single copy: `min_size`, or less on a crowded node
     /// (`SingleCopy::crowded`).
     pub crowded_min_size: usize,
+    /// Allgather(v) and Alltoall(v) blocks of at least this many bytes go by
+    /// single copy (`with_exchanges`; else `min_size`).
+    pub exchange_min_size: usize,
     /// Gather(v) blocks of at least this many bytes are written by their
     /// senders into the root's buffer (`process_vm_writev`, when permitted
     /// between all processes and wanted: `coll_sharm_single_copy_push`);
@@ -35,6 +38,7 @@ impl SingleCopy {
         SingleCopy {
             min_size: min_size.max(1),
             crowded_min_size: min_size.max(1),
+            exchange_min_size: min_size.max(1),
             push_min_size: usize::MAX,
             stage: Scratch::new(2 * CHUNK),
             spare: Vec::new(),
@@ -79,10 +83,20 @@ impl SingleCopy {
         }
     }
 
+    /// The same, with exchanged blocks by single copy from `from` bytes
+    /// (the calibration's exchange verdict, `calibrate::time_exchanges`).
+    pub fn with_exchanges(self, from: usize) -> SingleCopy {
+        SingleCopy {
+            exchange_min_size: from.max(1),
+            ..self
+        }
+    }
+
     /// Whether this state moves anything by single copy at all.
     pub fn used(&self) -> bool {
         self.min_size != usize::MAX
             || self.crowded_min_size != usize::MAX
+            || self.exchange_min_size != usize::MAX
             || self.push_min_size != usize::MAX
     }
 
