@@ -318,6 +318,16 @@ fn threshold_of(sizes: &[usize], best: &[[Duration; 2]]) -> u64 {
     threshold
 }
 
+/// The timings and the verdict as one line: "<size> KiB queues <t> us
+/// cma <t> us, ...; single copy from <n> bytes" (or "never").
+fn findings(sizes: &[usize], best: &[[Duration; 2]], threshold: u64) -> String {
+    let verdict = match threshold {
+        u64::MAX => "single copy never".to_owned(),
+        t => format!("single copy from {t} bytes"),
+    };
+    format!("{}; {verdict}", table(sizes, best))
+}
+
 /// The timings as one line: "<size> KiB queues <t> us cma <t> us, ...".
 fn table(sizes: &[usize], best: &[[Duration; 2]]) -> String {
     sizes
@@ -400,13 +410,9 @@ fn time_exchanges(sh: &mut Shared, first: u64, peer: usize, label: &str) -> u64 
     }
     let threshold = threshold_of(&EXCHANGE_SIZES, &best);
     if sh.me == 0 {
-        let verdict = match threshold {
-            u64::MAX => "single copy never".to_owned(),
-            t => format!("single copy from {t} bytes"),
-        };
         debug!(
-            "{label}: exchange calibration (ranks 0-1): {}; {verdict}",
-            table(&EXCHANGE_SIZES, &best)
+            "{label}: exchange calibration (ranks 0-1): {}",
+            findings(&EXCHANGE_SIZES, &best, threshold)
         );
     }
     threshold
@@ -452,13 +458,9 @@ fn time_as_writer(sh: &mut Shared, first: u64, label: &str) -> u64 {
         }
     }
     let threshold = threshold_of(&SIZES, &best);
-    let verdict = match threshold {
-        u64::MAX => "single copy never".to_owned(),
-        t => format!("single copy from {t} bytes"),
-    };
     debug!(
-        "{label}: calibration (ranks 0-1): {}; {verdict}",
-        table(&SIZES, &best)
+        "{label}: calibration (ranks 0-1): {}",
+        findings(&SIZES, &best, threshold)
     );
     threshold
 }
@@ -481,5 +483,49 @@ fn time_as_reader(sh: &mut Shared, first: u64) {
                 sh.recv(0, &mut payload, cut, op, i);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    /// Single copy from the smallest size from which it won at every larger
+    /// size; a loss at the largest size means never.
+    #[test]
+    fn threshold_is_where_single_copy_wins_from_on() {
+        let sizes = [1, 2, 3];
+        let best = |pairs: [(u64, u64); 3]| pairs.map(|(q, c)| [us(q), us(c)]);
+        assert_eq!(threshold_of(&sizes, &best([(5, 4), (5, 4), (5, 4)])), 1);
+        assert_eq!(threshold_of(&sizes, &best([(4, 5), (5, 4), (5, 4)])), 2);
+        // A win below a loss does not count.
+        assert_eq!(threshold_of(&sizes, &best([(5, 4), (4, 5), (5, 4)])), 3);
+        assert_eq!(
+            threshold_of(&sizes, &best([(5, 4), (5, 4), (4, 5)])),
+            u64::MAX
+        );
+        // A tie is no win.
+        assert_eq!(
+            threshold_of(&sizes, &best([(5, 5), (5, 5), (5, 5)])),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn thresholds_round_trip_and_findings_read() {
+        let t = Thresholds {
+            one_way: 1 << 20,
+            exchange: u64::MAX,
+        };
+        assert_eq!(Thresholds::decode(&t.encode()), t);
+        let line = findings(&[256 << 10], &[[us(20), us(30)]], u64::MAX);
+        assert_eq!(
+            line,
+            "256 KiB queues 20.0 us cma 30.0 us; single copy never"
+        );
     }
 }

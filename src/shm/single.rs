@@ -139,6 +139,18 @@ impl Shared {
         sink: &mut Payload,
         bytes: usize,
     ) -> Result<(), String> {
+        self.on_offer(from, op, bytes, |sh, remote| sh.pull_into(remote, sink))
+    }
+
+    /// Accepts `from`'s offer at (`op`, 0), runs `work` on it if it is of
+    /// exactly `bytes` bytes, and acknowledges it either way.
+    fn on_offer(
+        &mut self,
+        from: usize,
+        op: u64,
+        bytes: usize,
+        work: impl FnOnce(&mut Shared, &Remote) -> Result<(), String>,
+    ) -> Result<(), String> {
         let (remote, frag) = self.accept(from, op)?;
         let result = if remote.len != bytes {
             Err(format!(
@@ -146,7 +158,7 @@ impl Shared {
                 remote.len
             ))
         } else {
-            self.pull_into(&remote, sink)
+            work(self, &remote)
         };
         self.done(from, frag);
         result
@@ -166,17 +178,7 @@ impl Shared {
         src: &mut Payload,
         bytes: usize,
     ) -> Result<(), String> {
-        let (remote, frag) = self.accept(to, op)?;
-        let result = if remote.len != bytes {
-            Err(format!(
-                "rank {to} offered {} bytes to write, {bytes} expected",
-                remote.len
-            ))
-        } else {
-            self.push_from(&remote, src)
-        };
-        self.done(to, frag);
-        result
+        self.on_offer(to, op, bytes, |sh, remote| sh.push_from(remote, src))
     }
 
     /// Copies all of the stream `src` into `remote`.
@@ -185,21 +187,12 @@ impl Shared {
             // SAFETY: the application's buffer holds the stream's bytes; the
             // offerer does not touch its range until we acknowledge.
             Payload::Contiguous(base) => unsafe { remote.push(0, *base, remote.len) },
-            _ => {
-                let stage = self.single.as_ref().expect("single copy is on").stage();
-                let mut at = 0;
-                while at < remote.len {
-                    let n = CHUNK.min(remote.len - at);
-                    // SAFETY: the stage holds CHUNK bytes; packing takes the
-                    // stream's pieces in order.
-                    unsafe {
-                        src.read(at, stage, n);
-                        remote.push(at, stage, n)?;
-                    }
-                    at += n;
-                }
-                Ok(())
-            }
+            // SAFETY: the stage holds CHUNK bytes; packing takes the stream's
+            // pieces in order.
+            _ => self.staged(remote.len, |at, stage, n| unsafe {
+                src.read(at, stage, n);
+                remote.push(at, stage, n)
+            }),
         }
     }
 
@@ -228,21 +221,30 @@ impl Shared {
         match sink {
             // SAFETY: the application's buffer holds the stream's bytes.
             Payload::Contiguous(base) => unsafe { remote.pull(0, *base, remote.len) },
-            _ => {
-                let stage = self.single.as_ref().expect("single copy is on").stage();
-                let mut at = 0;
-                while at < remote.len {
-                    let n = CHUNK.min(remote.len - at);
-                    // SAFETY: the stage holds CHUNK bytes; unpacking takes the
-                    // stream's pieces in order.
-                    unsafe {
-                        remote.pull(at, stage, n)?;
-                        sink.write(at, stage, n);
-                    }
-                    at += n;
-                }
+            // SAFETY: the stage holds CHUNK bytes; unpacking takes the
+            // stream's pieces in order.
+            _ => self.staged(remote.len, |at, stage, n| unsafe {
+                remote.pull(at, stage, n)?;
+                sink.write(at, stage, n);
                 Ok(())
-            }
+            }),
         }
+    }
+
+    /// Runs `step(at, stage, n)` over `len` bytes in pieces of at most
+    /// `CHUNK` through the staging buffer, stopping at the first error.
+    fn staged(
+        &self,
+        len: usize,
+        mut step: impl FnMut(usize, *mut u8, usize) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let stage = self.single.as_ref().expect("single copy is on").stage();
+        let mut at = 0;
+        while at < len {
+            let n = CHUNK.min(len - at);
+            step(at, stage, n)?;
+            at += n;
+        }
+        Ok(())
     }
 }

@@ -178,3 +178,19 @@ impl Landing {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A contiguous sink is written in place (nothing to finish); a
+    /// non-contiguous one gets a private buffer of the stream's size.
+    #[test]
+    fn landing_is_the_buffer_itself_when_contiguous() {
+        let mut buf = vec![0u8; 64];
+        let sink = Payload::Contiguous(buf.as_mut_ptr());
+        let landing = Landing::new(&sink, buf.len());
+        assert_eq!(landing.addr, buf.as_mut_ptr());
+        assert!(landing.packed.is_empty());
+    }
+}
