@@ -163,6 +163,30 @@ fn a_rule_changes_the_algorithm_that_runs() {
     );
 }
 
+/// Built-in auto for 8 KiB Allreduce: at two processes with a core each,
+/// the one-hop allgather (below reduce-scatter + allgather's 12 KiB); on a
+/// crowded node (told to yield) the tree, as for more processes.
+#[test]
+fn auto_allreduce_at_two_processes_takes_one_hop_below_12k() {
+    let verbose = ("coll_sharm_verbose", "100");
+    let out = mpirun_sizes(2, &[verbose], &[8192]);
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Allgather"),
+        "{out}"
+    );
+    for other in ["Knomial", "Linear", "ReduceScatterAllgather"] {
+        let line = format!("MPI_Allreduce on 2 processes runs {other}");
+        assert!(!has(&out, &line), "{out}");
+    }
+    // Crowded: the tree (the checker's own 4-byte summary Allreduce still
+    // runs Allgather, so only the tree's line tells).
+    let out = mpirun_sizes(2, &[verbose, ("mpi_yield_when_idle", "1")], &[8192]);
+    assert!(
+        has(&out, "MPI_Allreduce on 2 processes runs Linear"),
+        "{out}"
+    );
+}
+
 #[test]
 fn rules_with_radix_and_fragments_compute_correctly() {
     // np=4 is oversubscribed here, where auto would take the flat trees: the
@@ -207,8 +231,7 @@ fn auto_allreduce_moves_to_reduce_scatter_later_on_a_crowded_node() {
     let verbose = ("coll_sharm_verbose", "100");
     let rsag = "MPI_Allreduce on 2 processes runs ReduceScatterAllgather";
     let tree = "MPI_Allreduce on 2 processes runs Linear";
-    let out = mpirun_sizes(2, &[verbose], &[8192]);
-    assert!(has(&out, tree) && !has(&out, rsag), "{out}");
+    // (Below 12 KiB the uncrowded pair takes the allgather: the test above.)
     let out = mpirun_sizes(2, &[verbose], &[16384]);
     assert!(has(&out, rsag) && !has(&out, tree), "{out}");
     assert!(has(&out, "crowded: false"), "{out}");

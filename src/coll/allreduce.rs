@@ -17,6 +17,14 @@ use crate::shm::queue::Readers;
 
 /// Messages up to this size use the `allgather` Allreduce under `auto`.
 const ALLGATHER_ALLREDUCE_MAX_BYTES: usize = 2048;
+/// The same for two processes with a core each, up to where
+/// reduce-scatter + allgather takes over: each process then reads one
+/// other contribution, as in the tree, but in one hop instead of two.
+/// np=2, 3 alternated launches (2026-11-24, memcpy 4 MiB 15 GB/s): 4 KiB
+/// 1.76 -> 1.23 us, 8 KiB 2.69 -> 1.90 (k-nomial tree -> allgather), 2 KiB
+/// 0.94 / 0.95; at 16 KiB allgather 4.10 beside reduce-scatter +
+/// allgather's 4.00.
+const ALLGATHER_ALLREDUCE_PAIR_MAX_BYTES: usize = RSAG_ALLREDUCE_MIN_BYTES - 1;
 /// Messages from this size on use reduce-scatter + allgather under `auto`,
 /// with a core per process.  np=2, alternated launches: 0.83x the tree's
 /// time at 12 KiB, 0.68-0.77x at 16-48 KiB, 0.96x at 8 KiB.
@@ -35,9 +43,7 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
         return single_copy_reduce::reduce(sh, red, None);
     }
     let alg = match chosen {
-        Algorithm::Auto if bytes <= ALLGATHER_ALLREDUCE_MAX_BYTES && sh.p <= 16 => {
-            Algorithm::Allgather
-        }
+        Algorithm::Auto if bytes <= allgather_max_bytes(sh) && sh.p <= 16 => Algorithm::Allgather,
         Algorithm::Auto if bytes >= rsag_min_bytes(sh) && red.layout.dense() => {
             Algorithm::ReduceScatterAllgather
         }
@@ -53,6 +59,15 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
         _ => walk(sh, red, alg, 0, Sink::Everybody),
     }
     true
+}
+
+/// Up to how many bytes `auto` picks the `allgather` Allreduce.
+fn allgather_max_bytes(sh: &Shared) -> usize {
+    if sh.p == 2 && !sh.crowded() {
+        ALLGATHER_ALLREDUCE_PAIR_MAX_BYTES
+    } else {
+        ALLGATHER_ALLREDUCE_MAX_BYTES
+    }
 }
 
 fn rsag_min_bytes(sh: &Shared) -> usize {
