@@ -65,7 +65,8 @@ usage: ci/bench.sh [options]
                     ompi_op_reduce instead of sharm's kernels),
                     sharm:NAME=VALUE[:NAME=VALUE...] (sharm with
                     --mca coll_sharm_NAME VALUE, for an A/B of a setting
-                    in one run, e.g. sharm:single_copy=cma),
+                    in one run, e.g. sharm:single_copy=cma; "~" stands
+                    for a space: sharm:bcast_rules=0-~linear~frag=16K),
                     tuned, sm, han, adapt, mpich, impi
                     (default: all)
   --without-impi    leave Intel MPI out of the default configurations
@@ -173,7 +174,7 @@ for c in "${CONFIG_LIST[@]}"; do
         sharm-ompi-kernels|\
         tuned|sm|han|adapt|mpich|impi) ;;
         sharm:*)
-            [[ $c =~ ^sharm(:[a-z0-9_]+=[A-Za-z0-9_.-]+)+$ ]] ||
+            [[ $c =~ ^sharm(:[a-z0-9_]+=[A-Za-z0-9_.~=-]+)+$ ]] ||
                 die "configuration '$c': expected sharm:NAME=VALUE[:NAME=VALUE...]" ;;
         *) die "unknown configuration '$c'" ;;
     esac
@@ -397,7 +398,9 @@ launch_cmd() {
             local extra=() settings kv
             IFS=: read -r -a settings <<<"${cfg#sharm:}"
             for kv in "${settings[@]}"; do
-                extra+=(--mca "coll_sharm_${kv%%=*}" "${kv#*=}")
+                # "~" stands for a space (a rule: bcast_rules=0-~linear~frag=16K)
+                local value=${kv#*=}
+                extra+=(--mca "coll_sharm_${kv%%=*}" "${value//\~/ }")
             done
             LAUNCH=("${ompi[@]}" "${sharm_mca[@]}" "${extra[@]}"
                 "$BIN/sharm_bench.openmpi") ;;
