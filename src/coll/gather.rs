@@ -58,6 +58,7 @@ pub(crate) fn receive_all(
 ) -> bool {
     let elsewhere = |sh: &Shared, cut: &Cut| pushed && sh.single_copy_push(cut.bytes);
     let queued = |sh: &Shared, cut: &Cut| !elsewhere(sh, cut) && !sh.single_copy(cut.bytes);
+    let pulled = |sh: &Shared, cut: &Cut| !elsewhere(sh, cut) && sh.single_copy(cut.bytes);
     let most = sinks
         .iter()
         .filter(|(_, _, cut)| queued(sh, cut))
@@ -73,7 +74,7 @@ pub(crate) fn receive_all(
     }
     let mut outcome = Outcome::default();
     for (r, sink, cut) in sinks.iter_mut() {
-        if !elsewhere(sh, cut) && !queued(sh, cut) {
+        if pulled(sh, cut) {
             outcome.note(sh.take(*r, op, sink, cut.bytes));
         }
     }

@@ -48,13 +48,7 @@ impl Remote {
     /// `dst` must be writable for `len` bytes and not shared with anyone
     /// while the kernel writes it.
     pub unsafe fn pull(&self, offset: usize, dst: *mut u8, len: usize) -> Result<(), String> {
-        if offset.checked_add(len).is_none_or(|end| end > self.len) {
-            return Err(format!(
-                "bytes {offset}..+{len} lie outside the {} offered",
-                self.len
-            ));
-        }
-        read(self.pid, self.addr + offset, dst, len)
+        read(self.pid, self.at(offset, len)?, dst, len)
     }
 
     /// Copies `len` bytes from `src` into bytes `[offset, offset + len)` of
@@ -64,13 +58,19 @@ impl Remote {
     /// `src` must be readable for `len` bytes; the region's owner must have
     /// offered it for writing and not touch it until acknowledged.
     pub unsafe fn push(&self, offset: usize, src: *const u8, len: usize) -> Result<(), String> {
+        write(self.pid, self.at(offset, len)?, src, len)
+    }
+
+    /// The address of bytes `[offset, offset + len)` of the region, checked
+    /// to lie within it.
+    fn at(&self, offset: usize, len: usize) -> Result<usize, String> {
         if offset.checked_add(len).is_none_or(|end| end > self.len) {
             return Err(format!(
                 "bytes {offset}..+{len} lie outside the {} offered",
                 self.len
             ));
         }
-        write(self.pid, self.addr + offset, src, len)
+        Ok(self.addr + offset)
     }
 }
 

@@ -32,7 +32,7 @@ impl Shared {
     /// stream know its size, so they decide alike.
     #[inline]
     pub fn single_copy(&self, bytes: usize) -> bool {
-        bytes > 0 && self.single.as_ref().is_some_and(|s| bytes >= s.min_size)
+        self.single_from(bytes, |s| s.min_size)
     }
 
     /// Whether a Scatter(v) or Alltoall(v) block of `bytes` bytes goes by
@@ -42,11 +42,7 @@ impl Shared {
     /// know its size, and the crowding is agreed, so they decide alike.
     #[inline]
     pub fn single_copy_crowded(&self, bytes: usize) -> bool {
-        bytes > 0
-            && self
-                .single
-                .as_ref()
-                .is_some_and(|s| bytes >= s.crowded_min_size)
+        self.single_from(bytes, |s| s.crowded_min_size)
     }
 
     /// Whether an Allgather(v) or Alltoall(v) block of `bytes` bytes goes by
@@ -54,11 +50,7 @@ impl Shared {
     /// know its size, and the threshold is agreed, so they decide alike.
     #[inline]
     pub fn single_copy_exchange(&self, bytes: usize) -> bool {
-        bytes > 0
-            && self
-                .single
-                .as_ref()
-                .is_some_and(|s| bytes >= s.exchange_min_size)
+        self.single_from(bytes, |s| s.exchange_min_size)
     }
 
     /// Whether a Gather(v) block of `bytes` bytes is written by its sender
@@ -66,11 +58,14 @@ impl Shared {
     /// the floor is agreed, so they decide alike.
     #[inline]
     pub fn single_copy_push(&self, bytes: usize) -> bool {
-        bytes > 0
-            && self
-                .single
-                .as_ref()
-                .is_some_and(|s| bytes >= s.push_min_size)
+        self.single_from(bytes, |s| s.push_min_size)
+    }
+
+    /// Whether a non-empty stream of `bytes` bytes reaches the floor that
+    /// `floor` picks from the channel's single-copy state (none: never).
+    #[inline]
+    fn single_from(&self, bytes: usize, floor: impl Fn(&SingleCopy) -> usize) -> bool {
+        bytes > 0 && self.single.as_ref().is_some_and(|s| bytes >= floor(s))
     }
 
     /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of
