@@ -21,7 +21,7 @@ use crate::ompi::payload::Payload;
 use crate::ompi::rules::{RawRules, Ruled};
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::layout::{self, Layout};
-use crate::shm::queue::{Pos, Queues, Readers, Writer};
+use crate::shm::queue::{Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
@@ -216,9 +216,18 @@ impl Shared {
             waiter.yield_early,
             crowding >= Crowding::Crowded
         );
+        // Spread operations over the ring, except where processes outnumber
+        // cores (measured both ways: `queue`, "Where an operation starts").
+        // `crowding` is agreed, so every process places alike.
+        let placement = if crowding >= Crowding::Crowded {
+            Placement::Consecutive
+        } else {
+            Placement::Spread
+        };
         // SAFETY: the mapping is page aligned, zero-filled by the kernel, and
         // lives as long as `segment`, which `Shared` owns alongside `queues`.
-        let queues = unsafe { Queues::new(segment.base(), layout) };
+        // Every process passes the same placement (above).
+        let queues = unsafe { Queues::new(segment.base(), layout, placement) };
         let shared = Shared {
             segment,
             queues,
