@@ -299,7 +299,7 @@ fn crowded_node_scatters_by_single_copy() {
     let np = 4;
     let out = crowded_run(np, "10");
     let said = out
-        .matches("Scatter blocks from 256 bytes (more processes than cores)")
+        .matches("Scatter blocks from 256 bytes (crowded node: ")
         .count();
     assert_eq!(
         said, np,
@@ -307,16 +307,16 @@ fn crowded_node_scatters_by_single_copy() {
     );
 }
 
-/// Three or more of the job's processes per CPU online: Scatter goes by
-/// single copy from 16 KiB even though `coll_sharm_single_copy_min_size`
-/// says 256 KiB, and every process says so at set-up (verbose 10).  Three
-/// processes on a machine of two or more CPUs keep the parameter's 256 KiB
-/// (told to yield, so that the node counts as crowded on any machine).  The
-/// `crowded` test above shows, with the MPI_T counters, that this floor is
-/// what Scatter's path follows.  The packed run needs 3 x CPUs processes:
-/// on a machine of more than 4 CPUs it is not run, and the test says so.
+/// More of the job's processes than CPUs online: Scatter goes by single
+/// copy from 16 KiB even though `coll_sharm_single_copy_min_size` says 256
+/// KiB, and every process says so at set-up (verbose 10).  Two processes
+/// told to yield on a machine of two or more CPUs are crowded but not
+/// oversubscribed and keep the parameter's 256 KiB.  The `crowded` test
+/// above shows, with the MPI_T counters, that this floor is what Scatter's
+/// path follows.  The oversubscribed run needs CPUs + 1 processes: on a
+/// machine of more than 11 CPUs it is not run, and the test says so.
 #[test]
-fn packed_node_scatters_by_single_copy_from_16k() {
+fn oversubscribed_node_scatters_by_single_copy_from_16k() {
     let mca = [
         ("coll_sharm_single_copy", "auto"),
         ("coll_sharm_calibrate", "1"),
@@ -324,30 +324,27 @@ fn packed_node_scatters_by_single_copy_from_16k() {
         ("coll_sharm_verbose", "10"),
         ("mpi_yield_when_idle", "1"),
     ];
-    let floor = |np: usize, cpus: usize| if np >= 3 * cpus { 16384 } else { 262144 };
     // The plugin's own count: CPUs online.
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-    let mut sizes = vec![3];
-    if 3 * cpus <= 12 {
-        // On one CPU the three processes above are already packed.
-        if cpus > 1 {
-            sizes.push(3 * cpus);
-        }
-    } else {
-        eprintln!("packed run not made: it needs {} processes", 3 * cpus);
+    let mut runs = vec![];
+    if cpus >= 2 {
+        runs.push((2, 262144, "Yielding"));
     }
-    for np in sizes {
-        let out = run(np, "any", &mca, &[], &[]);
-        let line = format!(
-            "Scatter blocks from {} bytes (more processes than cores)",
-            floor(np, cpus)
+    if cpus < 12 {
+        runs.push((cpus + 1, 16384, "Oversubscribed"));
+    } else {
+        eprintln!(
+            "oversubscribed run not made: it needs {} processes",
+            cpus + 1
         );
+    }
+    for (np, floor, crowding) in runs {
+        let out = run(np, "any", &mca, &[], &[]);
+        let line = format!("Scatter blocks from {floor} bytes (crowded node: {crowding})");
         let said = out.matches(&line).count();
         assert_eq!(said, np, "np={np} on {cpus} CPUs: `{line}`\n{out}");
-        if np >= 3 * cpus {
-            assert!(out.contains("(Packed))"), "{out}");
-        }
+        assert!(out.contains(&format!("({crowding}))")), "{out}");
     }
 }
 

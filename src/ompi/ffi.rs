@@ -323,22 +323,23 @@ pub enum Crowding {
     /// A core per process.
     None = 0,
     /// Waits should yield the CPU early: Open MPI asked for it
-    /// (`mpi_yield_when_idle`), or this job has more processes on this node
-    /// than the node has CPUs online (mpirun does not always set the flag
-    /// then: seen with 3 processes on 2 cores).
-    Crowded = 1,
-    /// At least three processes of this job on this node per CPU online.
-    /// (Not per CPU in this process's affinity mask: a job bound one
-    /// process per core would count as packed.)
-    Packed = 2,
+    /// (`mpi_yield_when_idle`), though the node has a CPU online per
+    /// process of this job.
+    Yielding = 1,
+    /// This job has more processes on this node than the node has CPUs
+    /// online (waits yield too: mpirun does not always set the flag then,
+    /// seen with 3 processes on 2 cores).  Counted against CPUs online, not
+    /// this process's affinity mask: a job bound one process per core is
+    /// not oversubscribed.
+    Oversubscribed = 2,
 }
 
 impl Crowding {
     pub fn from_level(level: i32) -> Crowding {
         match level {
             i32::MIN..=0 => Crowding::None,
-            1 => Crowding::Crowded,
-            _ => Crowding::Packed,
+            1 => Crowding::Yielding,
+            _ => Crowding::Oversubscribed,
         }
     }
 }
@@ -350,10 +351,10 @@ pub fn crowding() -> Crowding {
     // SAFETY: sysconf has no preconditions.
     let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     let local = i64::from(local);
-    if cpus > 0 && local >= 3 * cpus as i64 {
-        Crowding::Packed
-    } else if asked || (cpus > 0 && local > cpus as i64) {
-        Crowding::Crowded
+    if cpus > 0 && local > cpus as i64 {
+        Crowding::Oversubscribed
+    } else if asked {
+        Crowding::Yielding
     } else {
         Crowding::None
     }

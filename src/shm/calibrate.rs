@@ -16,12 +16,13 @@
 //!    The machine's state decides, not a threshold fixed in advance: on one
 //!    day two copies through cache-resident slots beat CMA, on another CMA
 //!    wins from 256 KiB.
-//! 5. On a node with more processes than cores (agreed by all at set-up,
-//!    `Shared::crowded`), Scatter(v) blocks go by single copy from
-//!    `coll_sharm_single_copy_min_size`, and Alltoall(v) blocks from 1 MiB,
-//!    whatever the calibration found (`SingleCopy::crowded` says why).  With
-//!    three or more processes per CPU (`Crowding::Packed`) Scatter's floor is
-//!    at most `PACKED_SCATTER_FLOOR`.
+//! 5. On a crowded node (processes told to yield, or more processes than
+//!    cores; agreed by all at set-up, `Shared::crowded`), Scatter(v) blocks
+//!    go by single copy from `coll_sharm_single_copy_min_size`, and
+//!    Alltoall(v) blocks from 1 MiB, whatever the calibration found
+//!    (`SingleCopy::crowded` says why).  With more processes than cores
+//!    (`Crowding::Oversubscribed`) Scatter's floor is at most
+//!    `OVERSUBSCRIBED_SCATTER_FLOOR`.
 //! 6. Gather(v) blocks from `coll_sharm_single_copy_min_size` are written by
 //!    their senders when the probe found CMA writes permitted too (and
 //!    `coll_sharm_single_copy_push`), whatever the calibration found
@@ -43,13 +44,16 @@ use crate::shm::queue::Readers;
 use crate::shm::single::SingleCopy;
 
 /// Scatter(v) blocks from this size go by single copy when every process
-/// sees three or more processes of the job per CPU.  Measured on 2 cores,
-/// 4 alternated launches each, with this floor against the default 256 KiB
-/// (µs, tuned beside): np=8 16 KiB 52.8 -> 36.2 (31.7), 64 KiB 97 -> 68
-/// (64); np=6 16 KiB 30.8 -> 22.4 (44.6), 64 KiB 49.7 -> 51.9 (47.2); but
-/// np=4, two per CPU, 16 KiB 13.4 -> 16.2 and 64 KiB 28.3 -> 34.0, so two
-/// per CPU keep the parameter's floor.
-const PACKED_SCATTER_FLOOR: usize = 16 << 10;
+/// sees more processes of the job than CPUs.  Measured on 2 cores,
+/// alternated launches, with this floor against the default 256 KiB (µs,
+/// tuned beside): np=8 16 KiB 52.8 -> 36.2 (31.7), 64 KiB 97 -> 68 (64);
+/// np=6 16 KiB 30.8 -> 22.4 (44.6), 64 KiB 49.7 -> 51.9 (47.2).  np=4, two
+/// per CPU, first measured 1.2x slower (16 KiB 13.4 -> 16.2, 64 KiB 28.3 ->
+/// 34.0) and then, in 6 launches on 2026-11-25, 16/64/128 KiB 12.9/32.0/
+/// 59.7 -> 9.4/20.8/34.9 (tuned 15.2/23.3/46.1): through the queues a launch
+/// ran 64 KiB in 21-22 us or in 41-50, as the scheduler paired the
+/// processes on the cores, by single copy in 20-24 every time.
+const OVERSUBSCRIBED_SCATTER_FLOOR: usize = 16 << 10;
 
 /// Sizes timed by the calibration (ascending).
 const SIZES: [usize; 3] = [256 << 10, 1 << 20, 4 << 20];
@@ -191,8 +195,8 @@ fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option
         _ => format!("exchanges from {exchange_from} bytes"),
     };
     if crowded {
-        let floor = if sh.crowding == Crowding::Packed {
-            min.min(PACKED_SCATTER_FLOOR)
+        let floor = if sh.crowding >= Crowding::Oversubscribed {
+            min.min(OVERSUBSCRIBED_SCATTER_FLOOR)
         } else {
             min
         };
@@ -202,7 +206,10 @@ fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option
         // often slower as faster (np=4 on 2 cores, Allgather 16 MiB 22.1
         // -> 24.7 ms, Alltoall 4 MiB 5.3 -> 6.4 ms, Alltoall 16 MiB 27.7
         // -> 24.0 ms).
-        debug!("{label}: single copy (cma) {streams}; Scatter blocks from {floor} bytes (more processes than cores); exchanges as other streams");
+        debug!(
+            "{label}: single copy (cma) {streams}; Scatter blocks from {floor} bytes (crowded node: {:?}); exchanges as other streams",
+            sh.crowding
+        );
         return Some(SingleCopy::crowded(from, floor));
     }
     debug!("{label}: single copy (cma) {streams}; {exchanges} (calibrated)");

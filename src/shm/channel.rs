@@ -43,9 +43,10 @@ pub struct Shared {
     /// The parameters every process agreed on (rank 0's).
     pub params: Params,
     /// The least crowding any process of the channel sees, agreed at
-    /// set-up (`crowded()`: more processes than cores, or asked to yield;
-    /// `Packed`: three or more per CPU, which lowers Scatter's single-copy
-    /// floor, `calibrate::setup`).  Algorithm choices read this, never the
+    /// set-up (`crowded()`: asked to yield, or more processes than cores;
+    /// `Oversubscribed`, the latter, also lowers Scatter's single-copy floor,
+    /// `calibrate::setup`, and keeps the queues' placement consecutive).
+    /// Algorithm choices read this, never the
     /// local view (`waiter.yield_early`, which only shapes this process's
     /// waits): a process asked to yield while its peers were not must still
     /// pick what they pick.
@@ -145,7 +146,7 @@ impl Shared {
             Err(_) => false,
         };
         let seen = ffi::crowding();
-        let yield_early = seen >= Crowding::Crowded;
+        let yield_early = seen >= Crowding::Yielding;
         let agreed = boot.agree_min(4 * fits as i32 + seen as i32);
         let crowding = Crowding::from_level(agreed.map_or(0, |v| v - 4));
         if agreed.is_none_or(|v| v < 4) {
@@ -214,12 +215,12 @@ impl Shared {
             layout.s,
             layout.f,
             waiter.yield_early,
-            crowding >= Crowding::Crowded
+            crowding >= Crowding::Yielding
         );
         // Spread operations over the ring, except where processes outnumber
         // cores (measured both ways: `queue`, "Where an operation starts").
         // `crowding` is agreed, so every process places alike.
-        let placement = if crowding >= Crowding::Crowded {
+        let placement = if crowding >= Crowding::Oversubscribed {
             Placement::Consecutive
         } else {
             Placement::Spread
@@ -327,7 +328,7 @@ impl Shared {
 
     /// Every process of the channel runs crowded (see `crowding`).
     pub fn crowded(&self) -> bool {
-        self.crowding >= Crowding::Crowded
+        self.crowding >= Crowding::Yielding
     }
 
     /// Resolves `auto` for the tree algorithms: the flat one up to
