@@ -77,6 +77,8 @@ static int param_single_copy = SHARM_SINGLE_COPY_AUTO;
 static int param_calibrate = 1;
 static int param_single_copy_push = 1;
 static size_t param_single_copy_min_size = 256 * 1024;
+static size_t param_nontemporal_min_size = 16 * 1024;
+static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -161,6 +163,10 @@ static const mca_base_var_enum_value_t single_copy_values[] = {
     {SHARM_SINGLE_COPY_AUTO, "auto"}, {SHARM_SINGLE_COPY_NONE, "none"},
     {SHARM_SINGLE_COPY_CMA, "cma"}, {0, NULL}};
 
+static const mca_base_var_enum_value_t nontemporal_values[] = {
+    {SHARM_NONTEMPORAL_AUTO, "auto"}, {SHARM_NONTEMPORAL_NEVER, "never"},
+    {SHARM_NONTEMPORAL_ALWAYS, "always"}, {0, NULL}};
+
 /* Every named-value table the parameters use.  The Rust side decodes the
  * stored integers itself, so at load it walks these tables
  * (sharm_glue_enum_entry) and checks that each value decodes to the variant
@@ -180,6 +186,7 @@ static const struct {
     {"allgather_remap", allgather_remap_values},
     {"reduction_kernels", reduction_kernel_values},
     {"single_copy", single_copy_values},
+    {"nontemporal", nontemporal_values},
 };
 
 int sharm_glue_enum_entry(int table, int index, const char **kind, int *value, const char **name)
@@ -516,6 +523,23 @@ static int sharm_register(void)
                   "Bytes of sharm shared-memory segments one process may be attached to; a "
                   "communicator whose segment would exceed it is served by the next component",
                   &param_shared_memory_budget);
+    {
+        mca_base_var_enum_t *stores = NULL;
+        (void) mca_base_var_enum_create("coll_sharm_nontemporal_modes", nontemporal_values,
+                                        &stores);
+        register_int("nontemporal",
+                     "How a stream of at least coll_sharm_nontemporal_min_size bytes is written "
+                     "into the shared-memory queues: auto (non-temporal stores while this "
+                     "process's ordinary copies into its queue run slowly, which they do when "
+                     "its readers' cores are far from its own; rechecked as it goes), never "
+                     "(ordinary stores), always (non-temporal stores: readers fetch from memory, "
+                     "not from the writer's cache)",
+                     stores, OPAL_INFO_LVL_5, &param_nontemporal);
+    }
+    register_size("nontemporal_min_size",
+                  "Streams below this many bytes are written into the queues with ordinary "
+                  "stores whatever coll_sharm_nontemporal says",
+                  &param_nontemporal_min_size);
 
     {
         mca_base_var_enum_t *kernels = NULL;
@@ -575,6 +599,8 @@ void sharm_glue_params(struct sharm_params *out)
     out->single_copy = param_single_copy;
     out->calibrate = param_calibrate;
     out->single_copy_min_size = param_single_copy_min_size;
+    out->nontemporal_min_size = param_nontemporal_min_size;
+    out->nontemporal = param_nontemporal;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

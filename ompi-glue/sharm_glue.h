@@ -70,6 +70,15 @@ struct sharm_params {
     int32_t single_copy;            /* enum sharm_single_copy */
     int32_t calibrate;              /* 1: `auto` single copy times both paths at set-up */
     uint64_t single_copy_min_size;  /* streams below this many bytes use the queues */
+    uint64_t nontemporal_min_size;  /* smaller streams enter the queues by ordinary stores */
+    int32_t nontemporal;            /* enum sharm_nontemporal */
+};
+
+/* coll_sharm_nontemporal: how large streams are written into the queues. */
+enum sharm_nontemporal {
+    SHARM_NONTEMPORAL_AUTO = 0,  /* non-temporal while ordinary copies measure slow */
+    SHARM_NONTEMPORAL_NEVER = 1, /* ordinary stores */
+    SHARM_NONTEMPORAL_ALWAYS = 2 /* non-temporal stores */
 };
 
 /* coll_sharm_single_copy: how large streams move between processes. */

@@ -151,6 +151,38 @@ fn cma_serves_every_operation_np4_oversubscribed() {
     forced(4);
 }
 
+/// `coll_sharm_nontemporal always`: every large stream enters the queues by
+/// non-temporal stores (single copy off, so that all of them use the
+/// queues), and every value still arrives: the store fence must order the
+/// fragments before their publication, at np=2 and oversubscribed at np=3.
+/// Every process says at set-up how it writes large streams, and at its
+/// first such fill that it wrote one (verbose 100).
+#[test]
+fn nontemporal_queue_stores_deliver_every_operation() {
+    for np in [2, 3] {
+        let out = run(
+            np,
+            "queues",
+            &[
+                ("coll_sharm_single_copy", "none"),
+                ("coll_sharm_nontemporal", "always"),
+                ("coll_sharm_nontemporal_min_size", MIN_SIZE),
+                ("coll_sharm_verbose", "100"),
+            ],
+            &[],
+            &[],
+        );
+        let said = out
+            .matches(&format!("queue stores from {MIN_SIZE} bytes: Always"))
+            .count();
+        assert!(said >= np, "every process says how it writes:\n{out}");
+        let filled = out
+            .matches("queue stores: non-temporal fills (coll_sharm_nontemporal always)")
+            .count();
+        assert!(filled >= np, "every process wrote non-temporally:\n{out}");
+    }
+}
+
 #[test]
 fn none_keeps_the_queues_and_says_so() {
     let out = run(

@@ -336,7 +336,7 @@ fn linear_exchange(
             let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
             // SAFETY: `dst` is our reserved slot of >= len bytes.
             let (to, src, _) = &mut outgoing[j];
-            unsafe { src.read(i * cut.size, dst, len) };
+            unsafe { sh.fill_from(src, cut.bytes, i * cut.size, dst, len) };
             sh.writer.publish(&sh.queues, pos, len, Readers::One(*to));
         }
         if step + 1 >= total {

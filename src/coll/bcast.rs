@@ -52,7 +52,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
             None => {
                 let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                 // SAFETY: `dst` is our reserved slot of >= len bytes.
-                unsafe { payload.read(offset, dst, len) };
+                unsafe { sh.fill_from(payload, bytes, offset, dst, len) };
                 sh.writer.publish(&sh.queues, pos, len, readers);
             }
             Some(up) => {
@@ -63,7 +63,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
                 if has_kids {
                     let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                     // SAFETY: distinct slots of distinct queues; both hold len bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, len) };
+                    unsafe { sh.fill(dst, frag.data, len, bytes) };
                     sh.writer.publish(&sh.queues, pos, len, readers);
                 }
                 sh.queues.release(me, up, frag);

@@ -167,6 +167,9 @@ fn combine_fragment(
                 }
                 red.fold(own, acc, n);
             }
+        } else if publishes {
+            // A leaf: our part goes on unchanged.
+            sh.fill(acc, own, len, red.layout.span(red.layout.count));
         } else {
             std::ptr::copy_nonoverlapping(own, acc, len);
         }

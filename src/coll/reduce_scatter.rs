@@ -127,10 +127,11 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
                 let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                 // SAFETY: the slice lies within the input; dst is our slot.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        own.add(first_r * red.layout.extent + offset),
+                    sh.fill(
                         dst,
+                        own.add(first_r * red.layout.extent + offset),
                         len,
+                        cut.bytes,
                     )
                 };
                 sh.writer.publish(&sh.queues, pos, len, Readers::One(r));

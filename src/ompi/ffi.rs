@@ -23,6 +23,8 @@ pub struct RawParams {
     pub single_copy: i32,
     pub calibrate: i32,
     pub single_copy_min_size: u64,
+    pub nontemporal_min_size: u64,
+    pub nontemporal: i32,
 }
 
 /// Mirror of `struct sharm_hier_params`.

@@ -102,6 +102,24 @@ pub enum SingleCopyMode {
     Cma,
 }
 
+/// How large streams are written into the queues (`coll_sharm_nontemporal`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NontemporalMode {
+    /// Non-temporal while this process's ordinary fills measure slow
+    /// (`shm::stores`).
+    Auto,
+    /// Ordinary stores.
+    Never,
+    /// Non-temporal stores.
+    Always,
+}
+
+const NONTEMPORAL_MODES: Table<NontemporalMode> = &[
+    (0, "auto", NontemporalMode::Auto),
+    (1, "never", NontemporalMode::Never),
+    (2, "always", NontemporalMode::Always),
+];
+
 const SINGLE_COPY_MODES: Table<SingleCopyMode> = &[
     (0, "auto", SingleCopyMode::Auto),
     (1, "none", SingleCopyMode::None),
@@ -163,6 +181,7 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
             "hier_allgather" => check(HIER_ALLGATHER, value, name),
             "allgather_remap" => check(ALLGATHER_REMAPS, value, name),
             "single_copy" => check(SINGLE_COPY_MODES, value, name),
+            "nontemporal" => check(NONTEMPORAL_MODES, value, name),
             other => Err(format!(
                 "the glue has a table of kind '{other}' Rust does not know"
             )),
@@ -188,6 +207,10 @@ pub struct Params {
     pub single_copy: SingleCopyMode,
     /// Streams below this many bytes use the queues.
     pub single_copy_min_size: usize,
+    /// How streams of at least `nontemporal_min_size` bytes are written
+    /// into the queues (`coll_sharm_nontemporal`).
+    pub nontemporal: NontemporalMode,
+    pub nontemporal_min_size: usize,
     /// `auto` times both paths at the first segment set-up.
     pub calibrate: bool,
     /// Large Gather(v) blocks are written by their senders
@@ -239,6 +262,13 @@ impl Params {
                 SingleCopyMode::Auto,
             ),
             single_copy_min_size: usize::try_from(raw.single_copy_min_size).unwrap_or(usize::MAX),
+            nontemporal: decode(
+                NONTEMPORAL_MODES,
+                "coll_sharm_nontemporal",
+                raw.nontemporal,
+                NontemporalMode::Auto,
+            ),
+            nontemporal_min_size: usize::try_from(raw.nontemporal_min_size).unwrap_or(usize::MAX),
             calibrate: raw.calibrate != 0,
             single_copy_push: raw.single_copy_push != 0,
         }

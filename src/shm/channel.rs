@@ -25,6 +25,7 @@ use crate::shm::queue::{Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
+use crate::shm::stores::Stores;
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
@@ -71,6 +72,9 @@ pub struct Shared {
     spares: Vec<Vec<PeerStream>>,
     /// The last predefined reduction's combiner (see `CombinerMemo`).
     pub combiners: CombinerMemo,
+    /// How this process writes large fragments into its queue (its own
+    /// choice, see `stores`).
+    stores: Stores,
     /// What `choose` set for the call in progress: k-nomial radix and the
     /// pipeline fragment (in slots; None: the built-in cut).
     tuning: (usize, Option<usize>),
@@ -208,14 +212,16 @@ impl Shared {
             yield_early,
         };
         debug!(
-            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {} ({crowding:?}))",
+            "{}: segment of {} bytes ready (p={} s={} f={}, yielding waits: {}, crowded: {} ({crowding:?}), queue stores from {} bytes: {:?})",
             label,
             layout.total,
             layout.p,
             layout.s,
             layout.f,
             waiter.yield_early,
-            crowding >= Crowding::Yielding
+            crowding >= Crowding::Yielding,
+            params.nontemporal_min_size,
+            params.nontemporal,
         );
         // Spread operations over the ring, except where processes outnumber
         // cores (measured both ways: `queue`, "Where an operation starts").
@@ -246,6 +252,7 @@ impl Shared {
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
             tuning: (params.radix, None),
+            stores: Stores::new(params.nontemporal, params.nontemporal_min_size),
             rules,
             params,
             crowding,
@@ -421,8 +428,43 @@ impl Shared {
         let pos = cut.pos(op, i);
         let dst = self.writer.reserve(&self.queues, &self.waiter, pos, len);
         // SAFETY: `dst` is our reserved slot of >= len bytes.
-        unsafe { payload.read(i * cut.size, dst, len) };
+        unsafe { self.fill_from(payload, cut.bytes, i * cut.size, dst, len) };
         self.writer.publish(&self.queues, pos, len, readers);
+    }
+
+    /// Copies `len` bytes from `src` into our reserved slot `dst`, one
+    /// fragment of a stream of `stream_bytes` bytes: with ordinary or
+    /// non-temporal stores, as `stores` decides.
+    ///
+    /// # Safety
+    /// `dst` is writable and `src` readable for `len` bytes, not overlapping.
+    pub unsafe fn fill(&self, dst: *mut u8, src: *const u8, len: usize, stream_bytes: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { self.stores.fill(dst, src, len, stream_bytes) }
+    }
+
+    /// `fill` from bytes `[offset, offset + len)` of the stream `payload`
+    /// (`stream_bytes` long); a packed stream is packed straight into the
+    /// slot, as before.
+    ///
+    /// # Safety
+    /// `dst` writable for `len` bytes; the stream holds them.
+    pub unsafe fn fill_from(
+        &self,
+        payload: &mut Payload,
+        stream_bytes: usize,
+        offset: usize,
+        dst: *mut u8,
+        len: usize,
+    ) {
+        match payload {
+            // SAFETY: a contiguous stream holds `offset + len` bytes.
+            Payload::Contiguous(base) => unsafe {
+                self.fill(dst, base.add(offset), len, stream_bytes)
+            },
+            // SAFETY: forwarded contract.
+            _ => unsafe { payload.read(offset, dst, len) },
+        }
     }
 
     /// An empty list for a call's peer streams, with the room of an earlier

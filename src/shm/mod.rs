@@ -14,5 +14,6 @@ pub mod scratch;
 pub mod segment;
 pub mod single;
 pub mod single_state;
+pub mod stores;
 pub mod tree;
 pub mod wait;

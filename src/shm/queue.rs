@@ -688,8 +688,7 @@ pub(crate) mod tests {
             assert_eq!(stride % 2, 1);
             assert!(groups < 4 || (stride as f64 - 0.618 * groups as f64).abs() <= 1.0);
             let start = |op: u64| q.place(Pos::wide(op, 0, width)).0 / width;
-            let starts: std::collections::HashSet<usize> =
-                (1..=groups as u64).map(|op| start(op)).collect();
+            let starts: std::collections::HashSet<usize> = (1..=groups as u64).map(start).collect();
             assert_eq!(starts.len(), groups);
             for op in [1u64, 77, u64::MAX - 3] {
                 let (k, lap) = q.place(Pos::wide(op, 0, width));
