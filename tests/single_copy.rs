@@ -376,13 +376,16 @@ fn oversubscribed_node_scatters_by_single_copy_from_16k() {
         let line = format!("Scatter blocks from {floor} bytes (crowded node: {crowding})");
         let said = out.matches(&line).count();
         assert_eq!(said, np, "np={np} on {cpus} CPUs: `{line}`\n{out}");
-        assert!(out.contains(&format!("({crowding}))")), "{out}");
+        assert!(
+            out.contains(&format!("({crowding}), queue stores from")),
+            "{out}"
+        );
     }
 }
 
 /// Two processes on two cores (not crowded): the calibration times
-/// exchanges apart from one-way streams, and both processes adopt rank 0's
-/// exchange verdict (the same line from each).
+/// exchanges and Gather's writes apart from one-way streams, and both
+/// processes adopt rank 0's verdicts (the same lines from each).
 #[test]
 fn auto_calibrates_exchanges_apart_at_np2() {
     let out = run(
@@ -409,4 +412,23 @@ fn auto_calibrates_exchanges_apart_at_np2() {
     assert_eq!(verdicts.len(), 2, "both processes say it:\n{out}");
     assert_eq!(verdicts[0], verdicts[1], "they agree:\n{out}");
     assert!(verdicts[0].ends_with("(calibrated)"), "{out}");
+    // Gather's writes are timed too (a Gather at np=2 both ways), and both
+    // processes adopt rank 0's verdict: written from some size, or never.
+    assert_eq!(
+        out.matches("Gather calibration (ranks 0-1, cma = written by the sender): 256 KiB queues")
+            .count(),
+        1,
+        "{out}"
+    );
+    let gathers: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split("): Gather(v) blocks ").nth(1))
+        .collect();
+    assert_eq!(gathers.len(), 2, "both processes say it:\n{out}");
+    assert_eq!(gathers[0], gathers[1], "they agree:\n{out}");
+    assert!(
+        gathers[0].starts_with("through the queues: the senders' writes were slower")
+            || gathers[0].ends_with("bytes written by their senders (cma writes)"),
+        "{out}"
+    );
 }

@@ -23,10 +23,11 @@
 //!    (`SingleCopy::crowded` says why).  With more processes than cores
 //!    (`Crowding::Oversubscribed`) Scatter's floor is at most
 //!    `OVERSUBSCRIBED_SCATTER_FLOOR`.
-//! 6. Gather(v) blocks from `coll_sharm_single_copy_min_size` are written by
-//!    their senders when the probe found CMA writes permitted too (and
-//!    `coll_sharm_single_copy_push`), whatever the calibration found
-//!    (`SingleCopy::with_push` says why).
+//! 6. Gather(v) blocks are written by their senders when the probe found
+//!    CMA writes permitted too (and `coll_sharm_single_copy_push`): from
+//!    `coll_sharm_single_copy_min_size` without calibration or on a crowded
+//!    node, else from where a third timing, a Gather at np=2 both ways
+//!    (`time_gathers`), found the writes faster at every larger size.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -40,7 +41,7 @@ use crate::ompi::payload::Payload;
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::channel::Shared;
 use crate::shm::cma;
-use crate::shm::queue::Readers;
+use crate::shm::queue::{Pos, Readers};
 use crate::shm::single::SingleCopy;
 
 /// Scatter(v) blocks from this size go by single copy when every process
@@ -68,28 +69,37 @@ const ROUNDS: usize = 2;
 const ONE_WAY_OPS: usize = 2 + ROUNDS * SIZES.len() * 2;
 /// Phases of the exchange timing: the rounds.
 const EXCHANGE_OPS: usize = ROUNDS * EXCHANGE_SIZES.len() * 2;
+/// Operation numbers of the Gather timing: the rounds, two per phase (the
+/// root's offer, and the sender's stream or outcome).
+const GATHER_OPS: usize = ROUNDS * SIZES.len() * 2 * 2;
 /// Operation numbers the calibration uses.
-const CALIBRATION_OPS: usize = ONE_WAY_OPS + EXCHANGE_OPS;
+const CALIBRATION_OPS: usize = ONE_WAY_OPS + EXCHANGE_OPS + GATHER_OPS;
 
 /// rank 0's calibrated thresholds in this process: (one-way streams,
 /// exchanges); `u64::MAX`: never.
 static CALIBRATED: OnceLock<Thresholds> = OnceLock::new();
 
 /// What a calibration found: from which size single copy wins for a stream
-/// one process writes and another reads (Bcast, Scatter, ...), and for
-/// streams two processes exchange at once (Allgather(v), Alltoall(v)).
-/// `u64::MAX`: never.
+/// one process writes and another reads (Bcast, Scatter, ...), for streams
+/// two processes exchange at once (Allgather(v), Alltoall(v)), and for a
+/// Gather block its sender writes into the root's buffer.  `u64::MAX`:
+/// never.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Thresholds {
     one_way: u64,
     exchange: u64,
+    push: u64,
 }
 
+/// Bytes of `Thresholds::encode`.
+const ENCODED: usize = 24;
+
 impl Thresholds {
-    fn encode(&self) -> [u8; 16] {
-        let mut out = [0u8; 16];
+    fn encode(&self) -> [u8; ENCODED] {
+        let mut out = [0u8; ENCODED];
         out[..8].copy_from_slice(&self.one_way.to_le_bytes());
-        out[8..].copy_from_slice(&self.exchange.to_le_bytes());
+        out[8..16].copy_from_slice(&self.exchange.to_le_bytes());
+        out[16..].copy_from_slice(&self.push.to_le_bytes());
         out
     }
 
@@ -98,6 +108,7 @@ impl Thresholds {
         Thresholds {
             one_way: word(0),
             exchange: word(8),
+            push: word(16),
         }
     }
 }
@@ -156,33 +167,40 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
     if access == Access::Read {
         info!("{label}: CMA writes (process_vm_writev) not permitted between all its processes; Gather(v) roots read the blocks instead");
     }
-    let push = (access == Access::ReadWrite && params.single_copy_push)
-        .then_some(params.single_copy_min_size);
-    let single = setup_threshold(sh, boot, label)?.with_push(push);
-    match push {
-        Some(from) => {
-            debug!(
-                "{label}: Gather(v) blocks from {from} bytes written by their senders (cma writes)"
-            )
+    let push = access == Access::ReadWrite && params.single_copy_push;
+    let single = setup_threshold(sh, boot, label, push)?;
+    match single.push_min_size {
+        usize::MAX if push => {
+            debug!("{label}: Gather(v) blocks through the queues: the senders' writes were slower at every calibrated size")
         }
-        None => debug!("{label}: Gather(v) blocks by single copy read by the root"),
+        usize::MAX => debug!("{label}: Gather(v) blocks by single copy read by the root"),
+        from => debug!(
+            "{label}: Gather(v) blocks from {from} bytes written by their senders (cma writes)"
+        ),
     }
     single.used().then_some(single)
 }
 
-/// The single-copy threshold of a channel whose processes may use CMA
+/// The single-copy thresholds of a channel whose processes may use CMA
 /// (collective): the parameter's, or calibrated (`usize::MAX` when the
-/// queues won everywhere).  None when the set-up failed.
-fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<SingleCopy> {
+/// queues won everywhere); with `push` (CMA writes permitted and wanted),
+/// also from which size Gather(v) senders write their blocks.  None when
+/// the set-up failed.
+fn setup_threshold(
+    sh: &mut Shared,
+    boot: &dyn Bootstrap,
+    label: &str,
+    push: bool,
+) -> Option<SingleCopy> {
     let params = sh.params;
     // Agreed at set-up: all decide Scatter's path alike.
     let crowded = sh.crowded();
     let min = params.single_copy_min_size;
     if params.single_copy == SingleCopyMode::Cma || !params.calibrate {
         debug!("{label}: single copy (cma) from {min} bytes");
-        return Some(SingleCopy::new(min));
+        return Some(SingleCopy::new(min).with_push(push.then_some(min)));
     }
-    let found = calibrated(sh, boot, label)?;
+    let found = calibrated(sh, boot, label, push)?;
     let threshold = found.one_way;
     let from = usize::try_from(threshold).map_or(usize::MAX, |t| min.max(t));
     let exchange_from = usize::try_from(found.exchange).map_or(usize::MAX, |t| min.max(t));
@@ -206,14 +224,25 @@ fn setup_threshold(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option
         // often slower as faster (np=4 on 2 cores, Allgather 16 MiB 22.1
         // -> 24.7 ms, Alltoall 4 MiB 5.3 -> 6.4 ms, Alltoall 16 MiB 27.7
         // -> 24.0 ms).
+        // Gather's writes too keep the floor: on a crowded node a sender
+        // writes whenever it runs, where a hand-off through the queues
+        // needs both ends running (np=4 on 2 cores, Gather 1/4/16 MiB
+        // 395/1763/9723 us read by the root, 233/1026/6340 written).
         debug!(
             "{label}: single copy (cma) {streams}; Scatter blocks from {floor} bytes (crowded node: {:?}); exchanges as other streams",
             sh.crowding
         );
-        return Some(SingleCopy::crowded(from, floor));
+        return Some(SingleCopy::crowded(from, floor).with_push(push.then_some(min)));
     }
+    let push_from = push
+        .then(|| usize::try_from(found.push).ok().map(|t| min.max(t)))
+        .flatten();
     debug!("{label}: single copy (cma) {streams}; {exchanges} (calibrated)");
-    Some(SingleCopy::new(from).with_exchanges(exchange_from))
+    Some(
+        SingleCopy::new(from)
+            .with_exchanges(exchange_from)
+            .with_push(push_from),
+    )
 }
 
 /// Every process pulls its right neighbour's probe word and writes it back
@@ -269,10 +298,17 @@ fn probe(sh: &mut Shared) -> Result<Access, String> {
     }
 }
 
-/// rank 0's thresholds: cached, or measured now by ranks 0 and 1.
-fn calibrated(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Thresholds> {
+/// rank 0's thresholds: cached, or measured now by ranks 0 and 1 (Gather's
+/// writes only with `push`, which every process knows alike: agreed access,
+/// rank 0's parameters).
+fn calibrated(
+    sh: &mut Shared,
+    boot: &dyn Bootstrap,
+    label: &str,
+    push: bool,
+) -> Option<Thresholds> {
     // [known, thresholds]: whether rank 0 calibrated before, and its result.
-    let mut cached = [0u8; 17];
+    let mut cached = [0u8; 1 + ENCODED];
     if let (0, Some(t)) = (sh.me, CALIBRATED.get()) {
         cached[0] = 1;
         cached[1..].copy_from_slice(&t.encode());
@@ -285,16 +321,30 @@ fn calibrated(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Thre
     } else {
         let first = sh.next_ops(CALIBRATION_OPS);
         let exchanges = first + ONE_WAY_OPS as u64;
-        let mut result = [0u8; 16];
+        let gathers = exchanges + EXCHANGE_OPS as u64;
+        let mut result = [0u8; ENCODED];
         match sh.me {
             0 => {
                 let one_way = time_as_writer(sh, first, label);
                 let exchange = time_exchanges(sh, exchanges, 1, label);
-                result = Thresholds { one_way, exchange }.encode();
+                let push = if push {
+                    time_gathers(sh, gathers, label)
+                } else {
+                    u64::MAX
+                };
+                result = Thresholds {
+                    one_way,
+                    exchange,
+                    push,
+                }
+                .encode();
             }
             1 => {
                 time_as_reader(sh, first);
                 time_exchanges(sh, exchanges, 0, label);
+                if push {
+                    time_gathers(sh, gathers, label);
+                }
             }
             _ => {}
         }
@@ -431,6 +481,75 @@ fn time_exchanges(sh: &mut Shared, first: u64, peer: usize, label: &str) -> u64 
     threshold
 }
 
+/// Ranks 0 (the root) and 1 (the sender) at once: a Gather of one block
+/// each as `coll::gather` runs it at np=2, the root copying its own block
+/// while the sender's arrives, through the queues or written by the sender
+/// into the root's buffer (offer, own copy, outcome, settle).  Returns the
+/// threshold from rank 0's timings (rank 1's call returns `u64::MAX`).
+///
+/// Why a timing of its own: the writes used to start at
+/// `coll_sharm_single_copy_min_size` whatever the machine's state, after a
+/// state in which they won from 256 KiB (np=2 Gather 1 MiB 107 -> 58 us,
+/// queues against writes, 2026-11-24).  On 2026-11-25 (memcpy 4 MiB 48
+/// GB/s instead of 15), 6 launches each: through the queues 256 KiB /
+/// 1 MiB / 4 MiB took 13.0 / 45.9 / 442 us, written 37.6 / 82.0 / 389, and
+/// when the host placed the cores far apart (line round trip ~310 ns)
+/// 22 / 77 / 677 against 160 / 382 / 6271.
+fn time_gathers(sh: &mut Shared, first: u64, label: &str) -> u64 {
+    let largest = SIZES[SIZES.len() - 1];
+    let src: Vec<u8> = (0..largest).map(|i| (i % 247) as u8).collect();
+    // The root's receive buffer: its own block, then the sender's.
+    let mut all = vec![1u8; 2 * largest];
+    let mut best = [[Duration::MAX; 2]; SIZES.len()];
+    for (k, (bytes, single)) in rounds(&SIZES).enumerate() {
+        // The sender's stream or outcome at `op`, the root's offer at op + 1.
+        let op = first + 2 * k as u64;
+        let started = Instant::now();
+        if sh.me == 0 {
+            let (own, dst) = all[..2 * bytes].split_at_mut(bytes);
+            if single {
+                let pos = sh.offer(dst.as_ptr(), bytes, op + 1, Readers::One(1));
+                own.copy_from_slice(&src[..bytes]);
+                if !sh.outcome(1, Pos::new(op, 0)) {
+                    info!("CMA write failed during calibration");
+                }
+                sh.settle(pos);
+            } else {
+                own.copy_from_slice(&src[..bytes]);
+                let mut sink = Payload::Contiguous(dst.as_mut_ptr());
+                let cut = sh.cut(bytes);
+                for i in 0..cut.count() {
+                    sh.recv(1, &mut sink, cut, op, i);
+                }
+            }
+            keep_fastest(&mut best, &SIZES, (bytes, single), started.elapsed());
+        } else {
+            let mut source = Payload::Contiguous(src.as_ptr() as *mut u8);
+            if single {
+                let written = sh.give(0, op + 1, &mut source, bytes);
+                if let Err(e) = &written {
+                    info!("CMA failed during calibration: {e}");
+                }
+                sh.report(written.is_ok(), Pos::new(op, 0), 0);
+            } else {
+                let cut = sh.cut(bytes);
+                for i in 0..cut.count() {
+                    sh.send(&mut source, cut, op, i, Readers::One(0));
+                }
+            }
+        }
+    }
+    if sh.me != 0 {
+        return u64::MAX;
+    }
+    let threshold = threshold_of(&SIZES, &best);
+    debug!(
+        "{label}: Gather calibration (ranks 0-1, cma = written by the sender): {}",
+        findings(&SIZES, &best, threshold)
+    );
+    threshold
+}
+
 /// The phases of the calibration, in order: (size, by single copy).
 fn schedule() -> impl Iterator<Item = (usize, bool)> {
     let warm_up = [(SIZES[0], false), (SIZES[0], true)];
@@ -548,6 +667,7 @@ mod tests {
         let t = Thresholds {
             one_way: 1 << 20,
             exchange: u64::MAX,
+            push: 4 << 20,
         };
         assert_eq!(Thresholds::decode(&t.encode()), t);
         let line = findings(&[256 << 10], &[[us(20), us(30)]], u64::MAX);

@@ -67,15 +67,17 @@ impl SingleCopy {
     /// The same, with Gather(v) senders writing their blocks from `floor`
     /// bytes (None: never), whatever `min_size` is.
     ///
-    /// Why apart from `min_size`: the calibration times one reader's two
-    /// paths, queues against a pull, where the reader copies either way.
-    /// A Gather root that the senders write for copies only its own block,
-    /// in parallel with theirs, which a pairwise timing cannot see.  np=2,
-    /// 3 alternated launches, in a state where the calibration chose the
-    /// queues (memcpy 4 MiB 15 GB/s, CMA 12-22 GB/s): Gather 256 KiB / 1 /
-    /// 4 / 16 MiB 19.4 / 107 / 564 / 2304 us through the queues, 17.9 /
+    /// Why apart from `min_size`: the one-way calibration times one
+    /// reader's two paths, queues against a pull, where the reader copies
+    /// either way.  A Gather root that the senders write for copies only
+    /// its own block, in parallel with theirs, which that timing cannot
+    /// see; `calibrate::time_gathers` times it.  np=2, 3 alternated
+    /// launches, in a state where the one-way timing chose the queues
+    /// (memcpy 4 MiB 15 GB/s, CMA 12-22 GB/s, 2026-11-24): Gather 256 KiB /
+    /// 1 / 4 / 16 MiB 19.4 / 107 / 564 / 2304 us through the queues, 17.9 /
     /// 57.9 / 342 / 1471 written by the senders, 25.4 / 127 / 649 / 2565
-    /// read by the root.
+    /// read by the root; in another (memcpy 4 MiB 48 GB/s, 2026-11-25) the
+    /// writes lost up to 4 MiB.
     pub fn with_push(self, floor: Option<usize>) -> SingleCopy {
         SingleCopy {
             push_min_size: floor.map_or(usize::MAX, |f| f.max(1)),
