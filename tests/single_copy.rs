@@ -399,36 +399,38 @@ fn auto_calibrates_exchanges_apart_at_np2() {
         &[],
         &[],
     );
-    assert_eq!(
-        out.matches("exchange calibration (ranks 0-1): 1024 KiB queues")
-            .count(),
-        1,
-        "{out}"
+    let exchanges = one_table_one_verdict(
+        &out,
+        "exchange calibration (ranks 0-1): 1024 KiB queues",
+        "; exchanges ",
+        2,
     );
-    let verdicts: Vec<&str> = out
-        .lines()
-        .filter_map(|l| l.split("; exchanges ").nth(1))
-        .collect();
-    assert_eq!(verdicts.len(), 2, "both processes say it:\n{out}");
-    assert_eq!(verdicts[0], verdicts[1], "they agree:\n{out}");
-    assert!(verdicts[0].ends_with("(calibrated)"), "{out}");
+    assert!(exchanges.ends_with("(calibrated)"), "{out}");
     // Gather's writes are timed too (a Gather at np=2 both ways), and both
     // processes adopt rank 0's verdict: written from some size, or never.
-    assert_eq!(
-        out.matches("Gather calibration (ranks 0-1, cma = written by the sender): 256 KiB queues")
-            .count(),
-        1,
-        "{out}"
+    let gathers = one_table_one_verdict(
+        &out,
+        "Gather calibration (ranks 0-1, cma = written by the sender): 256 KiB queues",
+        "): Gather(v) blocks ",
+        2,
     );
-    let gathers: Vec<&str> = out
-        .lines()
-        .filter_map(|l| l.split("): Gather(v) blocks ").nth(1))
-        .collect();
-    assert_eq!(gathers.len(), 2, "both processes say it:\n{out}");
-    assert_eq!(gathers[0], gathers[1], "they agree:\n{out}");
     assert!(
-        gathers[0].starts_with("through the queues: the senders' writes were slower")
-            || gathers[0].ends_with("bytes written by their senders (cma writes)"),
+        gathers.starts_with("through the queues: the senders' writes were slower")
+            || gathers.ends_with("bytes written by their senders (cma writes)"),
         "{out}"
     );
+}
+
+/// Checks that `out` holds one calibration table (`table`, printed by rank
+/// 0) and that each of the `np` processes printed a verdict after
+/// `marker`, all the same; returns it.
+fn one_table_one_verdict<'a>(out: &'a str, table: &str, marker: &str, np: usize) -> &'a str {
+    assert_eq!(out.matches(table).count(), 1, "one `{table}`:\n{out}");
+    let verdicts: Vec<&str> = out.lines().filter_map(|l| l.split(marker).nth(1)).collect();
+    assert_eq!(verdicts.len(), np, "every process says `{marker}`:\n{out}");
+    assert!(
+        verdicts.iter().all(|v| *v == verdicts[0]),
+        "they agree on `{marker}`:\n{out}"
+    );
+    verdicts[0]
 }
