@@ -77,7 +77,7 @@ static int param_single_copy = SHARM_SINGLE_COPY_AUTO;
 static int param_calibrate = 1;
 static int param_single_copy_push = 1;
 static size_t param_single_copy_min_size = 256 * 1024;
-static size_t param_nontemporal_min_size = 8 * 1024;
+static size_t param_nontemporal_min_size = 4 * 1024;
 static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
 
 static int param_hier_mode = SHARM_HIER_AUTO;

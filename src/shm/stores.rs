@@ -30,10 +30,11 @@
 //! alone: readers cannot tell how a fragment was written, so nothing has
 //! to be agreed.
 //!
-//! From 8 KiB (`coll_sharm_nontemporal_min_size`): np=2, 40 launches per
-//! setting, 8 and 12 KiB calls in the far placement took 4.1-7.7 us with
-//! the floor at 16 KiB and 1.5-2.6 us at 8 KiB, the fast placement alike;
-//! smaller streams were not measured in the far placement.
+//! From 4 KiB (`coll_sharm_nontemporal_min_size`): np=2, 40-60 launches
+//! per setting, 8 and 12 KiB calls in the far placement took 4.1-7.7 us
+//! with the floor at 16 KiB and 1.5-2.6 us at 8 KiB, 4 and 6 KiB calls
+//! 2.4-3.6 us with the floor at 8 KiB and 1.1-1.5 us at 4 KiB; the fast
+//! placement alike in both A/Bs.
 //!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
@@ -53,9 +54,10 @@ use crate::ompi::params::NontemporalMode;
 /// write and read at once in an exchange) is not taken for far cores.
 const FAR_BELOW_GBPS: f64 = 5.5;
 /// Fills shorter than this are not timed: two clock reads (~50 ns) would be
-/// a noticeable part of them, and a single preemption-free sample of a few
-/// hundred ns says little.
-const TIMED_MIN: usize = 8 << 10;
+/// a noticeable part of them (a 4 KiB fill takes ~300 ns near, and one in
+/// `SAMPLE_EVERY` is timed: the A/B above saw no difference), and a sample
+/// of a few hundred ns says little.
+const TIMED_MIN: usize = 4 << 10;
 /// While the cores look near, one eligible fill in this many is timed (the
 /// clock reads cost ~2 % of an 8 KiB fill that way).
 const SAMPLE_EVERY: u32 = 4;
