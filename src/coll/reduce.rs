@@ -169,7 +169,7 @@ fn combine_fragment(
             }
         } else if publishes {
             // A leaf: our part goes on unchanged.
-            sh.fill(acc, own, len, red.layout.span(red.layout.count));
+            sh.fill(acc, own, len, cut.bytes);
         } else {
             std::ptr::copy_nonoverlapping(own, acc, len);
         }

@@ -97,7 +97,7 @@ fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
             let own = red.own.add(offset);
             if me + 1 < p {
                 let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-                sh.fill(dst, own, len, red.layout.span(red.layout.count));
+                sh.fill(dst, own, len, cut.bytes);
                 sh.writer.publish(&sh.queues, pos, len, Readers::Above(me));
             }
             if upto == 0 {

@@ -116,7 +116,9 @@ impl Stores {
         }
     }
 
-    /// Whether eligible fills use non-temporal stores now.
+    /// Whether eligible fills use non-temporal stores now (for the tests:
+    /// `fill` decides by itself).
+    #[cfg(test)]
     pub fn far(&self) -> bool {
         match self.mode {
             NontemporalMode::Auto => self.verdict.get().far,
