@@ -57,7 +57,7 @@ fn np1_everything() {
 }
 
 /// Default parameters, sizes chosen around the slot count sharm picks by
-/// itself (`coll_sharm_queue_slots` 0: a ring the size of one core's L2),
+/// itself (`coll_sharm_queue_slots` 0: a ring of two of one core's L2 caches),
 /// which the segment set-up line at verbose 10 must show.
 fn core_at_auto_geometry(np: usize) {
     use mca_coll_sharm::shm::{channel::l2_cache_bytes, layout::auto_slots};

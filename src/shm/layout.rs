@@ -40,11 +40,15 @@ pub const AUTO_MAX_SLOTS: usize = 1024;
 /// still holds 32 communicators of the largest automatic size).
 pub const AUTO_BUDGET_SHARE: u64 = 32;
 
+/// How many of one core's L2 caches an automatic ring holds (see
+/// [`auto_slots`]).
+pub const AUTO_RING_L2S: usize = 2;
+
 /// Slots per queue when `coll_sharm_queue_slots` is 0 (auto): the smallest
 /// power of two from [`AUTO_MIN_SLOTS`] whose ring (`s·f` bytes) is at least
-/// `l2_bytes`, one core's L2 cache, unless the segment of `p` queues would
-/// then exceed `budget / AUTO_BUDGET_SHARE` (it stops at the last size that
-/// fits, never below the minimum).
+/// [`AUTO_RING_L2S`] times `l2_bytes`, one core's L2 cache, unless the
+/// segment of `p` queues would then exceed `budget / AUTO_BUDGET_SHARE` (it
+/// stops at the last size that fits, never below the minimum).
 ///
 /// Why the L2: a writer that refills a slot whose lines still sit in the
 /// reader's L2 pays a cross-core invalidation per line, and the reader then
@@ -57,10 +61,22 @@ pub const AUTO_BUDGET_SHARE: u64 = 32;
 /// In the collectives (np=2, alternated launches) 32 -> 128 slots of 8 KiB
 /// took Bcast 1 MiB from 102 to 35 µs and Reduce 4 MiB from 535 to 215 µs,
 /// with small messages unchanged.
+///
+/// Why twice the L2: a ring of exactly one L2 still leaves part of the
+/// reader's copies cached when the writer comes round, because the L2 also
+/// holds the callers' buffers.  Calls of 8-256 KiB, each touching a few
+/// slots of the ring, paid for it: np=2, 2026-11-25 (evening), 11 launches each with
+/// the cores near each other, 128 -> 256 slots of 8 KiB (1 -> 2 MiB rings):
+/// Bcast 16/64 KiB 1.58/6.43 -> 0.92/3.11 µs, Allgather 64 KiB 7.94 ->
+/// 5.25, Reduce 64/256 KiB 6.29/13.73 -> 3.42/10.12, Scatter 256 KiB 22.5
+/// -> 14.6; 1-4 MiB streams, which wrap either ring, within the launches'
+/// spread; 512 slots (4 MiB) no better at 64 KiB and worse at 8 KiB and
+/// 1 MiB.  np=4 on two cores: the same within noise.
 pub fn auto_slots(p: usize, f: usize, l2_bytes: usize, budget: u64) -> usize {
     let f = round_up(f.max(CACHE_LINE), CACHE_LINE);
+    let ring = l2_bytes.saturating_mul(AUTO_RING_L2S);
     let mut s = AUTO_MIN_SLOTS;
-    while s.saturating_mul(f) < l2_bytes && s < AUTO_MAX_SLOTS {
+    while s.saturating_mul(f) < ring && s < AUTO_MAX_SLOTS {
         match Layout::new(p, 2 * s, f) {
             Ok(l) if l.total as u64 <= budget / AUTO_BUDGET_SHARE => s *= 2,
             _ => break,
@@ -184,16 +200,18 @@ mod tests {
     fn auto_slots_reach_the_l2_within_the_budget() {
         const MIB: usize = 1 << 20;
         const GIB: u64 = 1 << 30;
-        // A 1 MiB L2 with 8 KiB slots: 128 slots, a 1 MiB ring.
-        assert_eq!(auto_slots(2, 8192, MIB, GIB), 128);
+        // A 1 MiB L2 with 8 KiB slots: 256 slots, a 2 MiB ring; at p = 16
+        // that segment would pass 1/32 of the budget, so 128.
+        assert_eq!(auto_slots(2, 8192, MIB, GIB), 256);
+        assert_eq!(auto_slots(8, 8192, MIB, GIB), 256);
         assert_eq!(auto_slots(16, 8192, MIB, GIB), 128);
         // Never below the minimum, even when the L2 is small or unknown.
         assert_eq!(auto_slots(2, 8192, 0, GIB), AUTO_MIN_SLOTS);
         assert_eq!(auto_slots(2, 1 << 20, MIB, GIB), AUTO_MIN_SLOTS);
-        // A 2 MiB L2: 256 slots; odd fragments are rounded to lines first.
-        assert_eq!(auto_slots(2, 8192, 2 * MIB, GIB), 256);
-        assert_eq!(auto_slots(2, 8200, MIB, GIB), 128, "8200 -> 8256");
-        assert_eq!(auto_slots(2, 8000, MIB, GIB), 256, "128 x 8000 < 1 MiB");
+        // A 2 MiB L2: 512 slots; odd fragments are rounded to lines first.
+        assert_eq!(auto_slots(2, 8192, 2 * MIB, GIB), 512);
+        assert_eq!(auto_slots(2, 8200, MIB, GIB), 256, "8200 -> 8256");
+        assert_eq!(auto_slots(2, 8000, MIB, GIB), 512, "256 x 8000 < 2 MiB");
         // Many processes: the segment stays within 1/32 of the budget.
         let s = auto_slots(64, 8192, MIB, GIB);
         assert_eq!(s, 32, "64 queues of 64 slots would be 33 MiB");
@@ -212,6 +230,8 @@ mod tests {
     fn documented_example_size() {
         let l = Layout::new(8, 8, 8192).unwrap();
         assert_eq!(l.total, 4096 + 4096 + 8 * (4096 + 65536));
+        let l = Layout::new(8, 256, 8192).unwrap();
+        assert_eq!(l.total, 16_949_248);
     }
 
     #[test]
