@@ -363,12 +363,33 @@ fn calibrated(
     Some(found)
 }
 
+/// How much faster than the queues single copy must have run in a timing
+/// to be adopted at that size (a fraction of the queues' time).
+///
+/// Why a margin: the timings are single calls right after set-up, and the
+/// queues gain more than single copy from the warm caches of an
+/// application's loop.  np=2 exchanges of 1 MiB (2026-11-25 evening, 6
+/// launches each, forced): Allgather / Alltoall / Allreduce 86 / 87 / 72 us
+/// by the queues against 105 / 106 / 131 by single copy, while the set-up
+/// timings put the two within 6 % of each other either way (single copy
+/// ahead in 2 of 10 launches, which then ran those calls 20-80 % slower).
+/// The wins that count were larger: 4 MiB exchanges 10-19 % in the same
+/// timings (forced, Allgather 4 MiB 1079 -> 820 us), and on 2026-11-24
+/// Gather's writes 45 % (1 MiB 107 -> 58 us).
+const SINGLE_COPY_MARGIN: f64 = 0.10;
+
+/// Whether a timing of single copy beat one of the queues by the margin.
+fn single_copy_won(queues: Duration, single: Duration) -> bool {
+    single.as_secs_f64() < queues.as_secs_f64() * (1.0 - SINGLE_COPY_MARGIN)
+}
+
 /// The smallest of `sizes` from which single copy (`best[i][1]`) beat the
-/// queues (`best[i][0]`) at every larger size measured; `u64::MAX`: none.
+/// queues (`best[i][0]`) by the margin at every larger size measured;
+/// `u64::MAX`: none.
 fn threshold_of(sizes: &[usize], best: &[[Duration; 2]]) -> u64 {
     let mut threshold = u64::MAX;
     for (i, &[queues, single]) in best.iter().enumerate().rev() {
-        if single >= queues {
+        if !single_copy_won(queues, single) {
             break;
         }
         threshold = sizes[i] as u64;
@@ -659,6 +680,11 @@ mod tests {
         assert_eq!(
             threshold_of(&sizes, &best([(5, 5), (5, 5), (5, 5)])),
             u64::MAX
+        );
+        // Nor is a lead within the margin (5 % here, 11 % at the top).
+        assert_eq!(
+            threshold_of(&sizes, &best([(100, 95), (100, 95), (100, 89)])),
+            3
         );
     }
 

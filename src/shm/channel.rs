@@ -206,6 +206,10 @@ impl Shared {
             return Err("a process could not attach the segment".into());
         }
         let segment = mapped.expect("agreed mapped");
+        // Every queue is placed (the agreement above): now fault it all in.
+        if !segment.prefault() {
+            debug!("{label}: the segment's pages fault in on first use (no MADV_POPULATE_WRITE)");
+        }
         ATTACHED_BYTES.fetch_add(layout.total as u64, Ordering::Relaxed);
         let waiter = Waiter {
             progress: ffi::progress,
