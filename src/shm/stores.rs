@@ -53,6 +53,17 @@ use crate::ompi::params::NontemporalMode;
 /// the slow side, so that a fill sharing the memory with its peer's (both
 /// write and read at once in an exchange) is not taken for far cores.
 const FAR_BELOW_GBPS: f64 = 5.5;
+/// While non-temporal, a recheck must run at least this fast to go back to
+/// ordinary stores: rechecks in the far placement ran 5-8 GB/s as often as
+/// below 5.5 (np=2, Allgather and Bcast of 64/256 KiB, 2026-11-25 evening),
+/// so with one threshold a launch switched back and forth up to 113 times,
+/// each time paying ordinary stores until two slow samples came round again;
+/// in the near placement ordinary fills ran at 9-36 GB/s.  With the cores
+/// near, np=2, 10 and 12 launches: Bcast / Reduce / Allreduce 64 KiB
+/// 3.84 / 3.95 / 6.78 -> 3.14 / 3.59 / 6.64 us, 256 KiB 21.7 / 11.3 / 19.5
+/// -> 20.3 / 10.3 / 18.4 (fewer spells of non-temporal stores begun by one
+/// unlucky pair of samples); far launches too few to tell (2 and 4).
+const NEAR_FROM_GBPS: f64 = 9.0;
 /// Fills shorter than this are not timed: two clock reads (~50 ns) would be
 /// a noticeable part of them (a 4 KiB fill takes ~300 ns near, and one in
 /// `SAMPLE_EVERY` is timed: the A/B above saw no difference), and a sample
@@ -80,12 +91,18 @@ pub struct Verdict {
 impl Verdict {
     /// The verdict after an ordinary fill of `bytes` took `ns` nanoseconds.
     pub fn after(self, bytes: usize, ns: f64) -> Verdict {
-        let slow = (bytes as f64) < FAR_BELOW_GBPS * ns;
-        match (self.far, slow) {
-            (_, false) => Verdict::default(),
-            (true, true) => self,
-            (false, true) if self.slow + 1 >= SLOW_IN_A_ROW => Verdict { far: true, slow: 0 },
-            (false, true) => Verdict {
+        let gbps = bytes as f64 / ns.max(1.0);
+        if self.far {
+            return if gbps >= NEAR_FROM_GBPS {
+                Verdict::default()
+            } else {
+                self
+            };
+        }
+        match gbps < FAR_BELOW_GBPS {
+            false => Verdict::default(),
+            true if self.slow + 1 >= SLOW_IN_A_ROW => Verdict { far: true, slow: 0 },
+            true => Verdict {
                 far: false,
                 slow: self.slow + 1,
             },
@@ -214,6 +231,18 @@ mod tests {
         let far = Verdict::default().after(K64, FAR_NS).after(K64, FAR_NS);
         assert!(far.after(K64, FAR_NS).far, "a slow recheck keeps it");
         assert_eq!(far.after(K64, NEAR_NS), Verdict::default());
+    }
+
+    /// 64 KiB at 7 GB/s: not slow enough to switch to non-temporal stores,
+    /// not fast enough to switch back (no flapping around one threshold).
+    #[test]
+    fn rechecks_between_the_thresholds_keep_the_verdict() {
+        const BETWEEN_NS: f64 = 65_536.0 / 7.0;
+        let far = Verdict::default().after(K64, FAR_NS).after(K64, FAR_NS);
+        assert!(far.after(K64, BETWEEN_NS).far);
+        let near = Verdict::default();
+        assert_eq!(near.after(K64, BETWEEN_NS), near);
+        assert!(!near.after(K64, BETWEEN_NS).after(K64, BETWEEN_NS).far);
     }
 
     /// Whatever the mode and the verdict, a fill is a copy; `auto` switches
