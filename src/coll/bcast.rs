@@ -15,7 +15,7 @@ use crate::coll::single_copy;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
-use crate::shm::channel::{land, Shared};
+use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
@@ -59,7 +59,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
                 let frag = sh.queues.receive_expecting(&sh.waiter, up, pos, len);
                 debug_assert_eq!(frag.len, len);
                 // SAFETY: the fragment stays valid until released below.
-                unsafe { land(payload, bytes, offset, frag.data, len) };
+                unsafe { sh.land_from(up, payload, bytes, offset, frag) };
                 if has_kids {
                     let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
                     // SAFETY: distinct slots of distinct queues; both hold len bytes.

@@ -9,6 +9,7 @@
 //! `queues` (see `queue` for its memory ordering).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use tracing::{debug, info, trace, warn};
 
@@ -21,11 +22,11 @@ use crate::ompi::payload::Payload;
 use crate::ompi::rules::{RawRules, Ruled};
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::layout::{self, Layout};
-use crate::shm::queue::{Placement, Pos, Queues, Readers, Writer};
+use crate::shm::queue::{Incoming, Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
-use crate::shm::stores::Stores;
+use crate::shm::stores::{Reads, Stores, REPORTS_KEPT, REPORTS_LOOKED_AT};
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
@@ -75,6 +76,8 @@ pub struct Shared {
     /// How this process writes large fragments into its queue (its own
     /// choice, see `stores`).
     stores: Stores,
+    /// How our copies of others' fragments ran (reported to their writers).
+    reads: Reads,
     /// What `choose` set for the call in progress: k-nomial radix and the
     /// pipeline fragment (in slots; None: the built-in cut).
     tuning: (usize, Option<usize>),
@@ -257,6 +260,7 @@ impl Shared {
             spares: Vec::new(),
             tuning: (params.radix, None),
             stores: Stores::new(params.nontemporal, params.nontemporal_min_size),
+            reads: Reads::new(params.nontemporal, p),
             rules,
             params,
             crowding,
@@ -267,6 +271,7 @@ impl Shared {
     /// Number of the next collective phase; identical on every process.
     pub fn next_op(&mut self) -> u64 {
         self.last_op += 1;
+        self.stores.new_call();
         self.last_op
     }
 
@@ -275,6 +280,7 @@ impl Shared {
     pub fn next_ops(&mut self, n: usize) -> u64 {
         let first = self.last_op + 1;
         self.last_op += n as u64;
+        self.stores.new_call();
         first
     }
 
@@ -443,8 +449,16 @@ impl Shared {
     /// # Safety
     /// `dst` is writable and `src` readable for `len` bytes, not overlapping.
     pub unsafe fn fill(&self, dst: *mut u8, src: *const u8, len: usize, stream_bytes: usize) {
+        // A window of readers per call, moving on with every operation.
+        let recent = self.writer.next_wseq().saturating_sub(REPORTS_KEPT);
+        let first = (self.last_op as usize).wrapping_mul(REPORTS_LOOKED_AT) % self.p;
+        let readers_far = || {
+            self.queues
+                .readers_far(self.me, recent, first, REPORTS_LOOKED_AT)
+        };
         // SAFETY: forwarded contract.
-        unsafe { self.stores.fill(dst, src, len, stream_bytes) }
+        let nontemporal = unsafe { self.stores.fill(dst, src, len, stream_bytes, readers_far) };
+        self.queues.mark_stores(self.me, dst, len, nontemporal);
     }
 
     /// `fill` from bytes `[offset, offset + len)` of the stream `payload`
@@ -467,7 +481,10 @@ impl Shared {
                 self.fill(dst, base.add(offset), len, stream_bytes)
             },
             // SAFETY: forwarded contract.
-            _ => unsafe { payload.read(offset, dst, len) },
+            _ => unsafe {
+                payload.read(offset, dst, len);
+                self.queues.mark_stores(self.me, dst, len, false);
+            },
         }
     }
 
@@ -494,8 +511,35 @@ impl Shared {
             .queues
             .receive_expecting(&self.waiter, from, cut.pos(op, i), cut.len(i));
         // SAFETY: the fragment stays valid until released.
-        unsafe { land(payload, cut.bytes, i * cut.size, frag.data, frag.len) };
+        unsafe { self.land_from(from, payload, cut.bytes, i * cut.size, frag) };
         self.queues.release(self.me, from, frag);
+    }
+
+    /// [`land`] of fragment `frag` of `from`'s queue at `offset` of the
+    /// stream `payload` (`bytes` long), timed now and then to tell `from`
+    /// whether its fragments come out of a far core's cache (`Reads`).
+    ///
+    /// # Safety
+    /// As `land`; `frag` is not yet released.
+    pub unsafe fn land_from(
+        &self,
+        from: usize,
+        payload: &mut Payload,
+        bytes: usize,
+        offset: usize,
+        frag: Incoming,
+    ) {
+        if !self.reads.timed(from, frag.len, bytes, frag.nontemporal) {
+            // SAFETY: forwarded contract.
+            return unsafe { land(payload, bytes, offset, frag.data, frag.len) };
+        }
+        let start = Instant::now();
+        // SAFETY: forwarded contract.
+        unsafe { land(payload, bytes, offset, frag.data, frag.len) };
+        let ns = start.elapsed().as_nanos() as f64;
+        if let Some(at) = self.reads.after(from, frag.len, ns, frag.wseq()) {
+            self.queues.report_far(from, self.me, at);
+        }
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! # Who writes what
 //! * Process `w` is the only writer of queue `w`: its slot headers and data.
-//! * Reader `r` is the only writer of ack line `r` of each queue it reads.
+//! * Reader `r` is the only writer of ack line `r` of each queue it reads:
+//!   its acknowledgement and, advisory, its report of slow reads
+//!   (`AckLine::far_at`, see `shm::stores`).
 //!
 //! # Positions instead of per-queue counters
 //! Every process numbers the collective operations of a communicator the same
@@ -107,14 +109,26 @@ pub struct SlotHeader {
     lap: AtomicU64,
     wseq: AtomicU64,
     len: AtomicU32,
-    _reserved: u32,
+    /// How the data was written: [`NONTEMPORAL`] or 0 (ordinary stores, or
+    /// unknown).  Stored Relaxed before the Release publication, like `len`.
+    stores: AtomicU32,
     inline: UnsafeCell<[u8; INLINE_BYTES]>,
 }
+
+/// `SlotHeader::stores`: the fragment was written with non-temporal stores
+/// (its lines are in memory, not in the writer's cache).
+const NONTEMPORAL: u32 = 1;
 
 /// One reader's acknowledgement line for one queue.  Written by that reader only.
 #[repr(C, align(64))]
 pub struct AckLine {
     consumed: AtomicU64,
+    /// Advisory, for the queue's owner: the `wseq` of the latest fragment
+    /// of ordinary stores this reader copied out slowly enough to take the
+    /// writer's core for a far one (`shm::stores`), 0 once one ran fast
+    /// again.  Relaxed both ways: nothing is read on its strength but the
+    /// writer's choice of stores, which is right either way.
+    far_at: AtomicU64,
 }
 
 /// A process's line in the segment's sync area (barrier), written by that
@@ -228,10 +242,48 @@ impl Queues {
         unsafe { &*(self.base.add(self.layout.slot_header(w, k)) as *const SlotHeader) }
     }
 
-    fn ack(&self, w: usize, r: usize) -> &AtomicU64 {
+    fn ack_line(&self, w: usize, r: usize) -> &AckLine {
         debug_assert!(w < self.layout.p && r < self.layout.p);
         // SAFETY: as above.
-        unsafe { &(*(self.base.add(self.layout.ack_line(w, r)) as *const AckLine)).consumed }
+        unsafe { &*(self.base.add(self.layout.ack_line(w, r)) as *const AckLine) }
+    }
+
+    fn ack(&self, w: usize, r: usize) -> &AtomicU64 {
+        &self.ack_line(w, r).consumed
+    }
+
+    /// Owner `me` says how the fragment it just wrote at `dst` (`len` bytes,
+    /// a reserved slot of its own queue) was written; before `publish`,
+    /// whose Release stores carry it to the readers.
+    pub fn mark_stores(&self, me: usize, dst: *const u8, len: usize, nontemporal: bool) {
+        if len <= INLINE_BYTES {
+            return;
+        }
+        let first = self.layout.slot_data(me, 0);
+        let k = (dst as usize - self.base as usize - first) / self.layout.f;
+        debug_assert!(k < self.layout.s, "not a slot of our queue");
+        let flag = if nontemporal { NONTEMPORAL } else { 0 };
+        self.header(me, k).stores.store(flag, Ordering::Relaxed);
+    }
+
+    /// Reader `me` tells queue `w`'s owner that it read a fragment of
+    /// ordinary stores (`wseq` `at`) slowly, or (`at` = 0) quickly.
+    pub fn report_far(&self, w: usize, me: usize, at: u64) {
+        self.ack_line(w, me).far_at.store(at, Ordering::Relaxed);
+    }
+
+    /// Whether one of `count` readers of owner `me`'s queue, from process
+    /// `first` on (round the ring), reported a slow read of a fragment
+    /// published after `since` (older reports are stale: that reader may no
+    /// longer read this queue).  A window, not all p-1: the lines are the
+    /// readers' ack lines, which they keep writing, so each look may cost a
+    /// cross-core transfer.
+    pub fn readers_far(&self, me: usize, since: u64, first: usize, count: usize) -> bool {
+        let p = self.layout.p;
+        (first..first + count.min(p))
+            .map(|r| r % p)
+            .filter(|&r| r != me)
+            .any(|r| self.ack_line(me, r).far_at.load(Ordering::Relaxed) > since)
     }
 
     /// Process `r`'s sync line.
@@ -339,6 +391,7 @@ impl Queues {
             data: self.buffer(w, k, len),
             len,
             wseq: h.wseq.load(Ordering::Relaxed),
+            nontemporal: h.stores.load(Ordering::Relaxed) == NONTEMPORAL,
         }
     }
 
@@ -356,9 +409,16 @@ pub struct Incoming {
     pub data: *const u8,
     pub len: usize,
     wseq: u64,
+    /// Written with non-temporal stores (as the writer marked it).
+    pub nontemporal: bool,
 }
 
 impl Incoming {
+    /// The writer's publication number of this fragment.
+    pub fn wseq(&self) -> u64 {
+        self.wseq
+    }
+
     /// The fragment's bytes.
     ///
     /// # Safety
@@ -395,6 +455,11 @@ impl Writer {
             pending: vec![Pending::default(); slots],
             seen: vec![0; processes],
         }
+    }
+
+    /// The publication number the next fragment will carry.
+    pub fn next_wseq(&self) -> u64 {
+        self.next_wseq
     }
 
     /// Waits until the slot of `pos` may be overwritten and returns where to
@@ -708,5 +773,39 @@ pub(crate) mod tests {
             .map(|op| six.queues.place(Pos::new(op, 0)).0)
             .collect();
         assert_eq!(slots, vec![1, 2, 3, 4]);
+    }
+
+    /// How a fragment was written travels with it, and a reader's report
+    /// of slow reads reaches the writer until it is withdrawn or stale.
+    #[test]
+    fn store_marks_and_far_reports() {
+        let seg = TestSegment::new(Layout::new(3, 4, 4096).unwrap());
+        let (q, waiter) = (&seg.queues, Waiter::standalone(true));
+        let mut writer = Writer::new(0, 4, 3);
+        for (op, nontemporal) in [(1u64, true), (2, false)] {
+            let pos = Pos::new(op, 0);
+            let dst = writer.reserve(q, &waiter, pos, 1000);
+            q.mark_stores(0, dst, 1000, nontemporal);
+            writer.publish(q, pos, 1000, Readers::AllOthers);
+            for r in [1, 2] {
+                let frag = q.receive(&waiter, 0, pos);
+                assert_eq!(frag.nontemporal, nontemporal, "op {op}");
+                assert_eq!(frag.wseq(), op);
+                q.release(r, 0, frag);
+            }
+        }
+        assert!(!q.readers_far(0, 0, 0, 3));
+        q.report_far(0, 2, 2);
+        assert!(q.readers_far(0, 1, 0, 3), "reader 2 read wseq 2 slowly");
+        assert!(q.readers_far(0, 1, 2, 1), "a window of reader 2 only");
+        assert!(!q.readers_far(0, 1, 0, 2), "a window of readers 0-1");
+        assert!(q.readers_far(0, 1, 1, 5), "round the ring, at most p");
+        assert!(
+            !q.readers_far(0, 2, 0, 3),
+            "a report on wseq 2 is stale after it"
+        );
+        assert!(!q.readers_far(1, 0, 0, 3), "queue 1 has no report");
+        q.report_far(0, 2, 0);
+        assert!(!q.readers_far(0, 0, 0, 3), "withdrawn");
     }
 }

@@ -36,6 +36,18 @@
 //! 2.4-3.6 us with the floor at 8 KiB and 1.1-1.5 us at 4 KiB; the fast
 //! placement alike in both A/Bs.
 //!
+//! The readers' side (`Reads`): with rings of twice the L2 a writer's fills
+//! often no longer meet the reader's copies of a slot, so from 2026-11-25
+//! the readers time their own copies too (fragments of at least 16 KiB of
+//! streams up to 256 KiB) and report slow ones in their ack line; a writer
+//! heeds the reports for those fragments, its own timings for the rest.
+//! Each fragment's header says how it was written, so readers time only
+//! ordinary ones.  np=2, 24 launches each (21 with the cores near, 3 far):
+//! near the same within noise; far Allgather 64/256 KiB 14.6/59.8 ->
+//! 8.1/31.6 us, Allreduce 256 KiB 87.5 -> 27.8, Alltoall 64/256 KiB
+//! 13.2/52.3 -> 8.2/30.0, Bcast 256 KiB 38.0 -> 13.1, Reduce 256 KiB 25.0
+//! -> 14.1.
+//!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
 //! borrowed.
@@ -120,6 +132,11 @@ pub struct Stores {
     since: Cell<u32>,
     /// The first non-temporal fill under `always` was said (verbose 100).
     said: Cell<bool>,
+    /// No fill the readers time yet in this call: their reports are read
+    /// at the next one.
+    fresh: Cell<bool>,
+    /// A reader of this queue reported slow reads (read once per call).
+    readers_far: Cell<bool>,
 }
 
 impl Stores {
@@ -130,7 +147,15 @@ impl Stores {
             verdict: Cell::new(Verdict::default()),
             since: Cell::new(0),
             said: Cell::new(false),
+            fresh: Cell::new(true),
+            readers_far: Cell::new(false),
         }
+    }
+
+    /// A collective call begins: its first fill that readers time reads
+    /// their reports again.
+    pub fn new_call(&self) {
+        self.fresh.set(true);
     }
 
     /// Whether eligible fills use non-temporal stores now (for the tests:
@@ -138,49 +163,77 @@ impl Stores {
     #[cfg(test)]
     pub fn far(&self) -> bool {
         match self.mode {
-            NontemporalMode::Auto => self.verdict.get().far,
+            NontemporalMode::Auto => self.verdict.get().far || self.readers_far.get(),
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
         }
     }
 
     /// Copies `len` bytes from `src` into our reserved slot `dst`, one
-    /// fragment of a stream of `stream_bytes` bytes.
+    /// fragment of a stream of `stream_bytes` bytes; returns whether it used
+    /// non-temporal stores.  `readers_far` says whether a reader of our
+    /// queue reported slow reads lately; it is asked at the first fill of a
+    /// call that the readers time (`READ_TIMED_MIN`, `READ_TIMED_STREAM_MAX`).
     ///
     /// # Safety
     /// `dst` is writable and `src` readable for `len` bytes, not
     /// overlapping.
-    pub unsafe fn fill(&self, dst: *mut u8, src: *const u8, len: usize, stream_bytes: usize) {
+    pub unsafe fn fill(
+        &self,
+        dst: *mut u8,
+        src: *const u8,
+        len: usize,
+        stream_bytes: usize,
+        readers_far: impl FnOnce() -> bool,
+    ) -> bool {
         let eligible = stream_bytes >= self.min && self.mode != NontemporalMode::Never;
         if !eligible {
             // SAFETY: forwarded contract.
-            return unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+            unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+            return false;
         }
         if self.mode == NontemporalMode::Always {
             if !self.said.replace(true) {
                 trace!("queue stores: non-temporal fills (coll_sharm_nontemporal always)");
             }
             // SAFETY: forwarded contract.
-            return unsafe { streaming(dst, src, len) };
+            unsafe { streaming(dst, src, len) };
+            return true;
+        }
+        // The readers' reports speak for the fragments they time (and can
+        // withdraw them on); the rest follow this writer's own timings.
+        let judged = len >= READ_TIMED_MIN && stream_bytes <= READ_TIMED_STREAM_MAX;
+        if judged && self.fresh.replace(false) {
+            let far = readers_far();
+            if far != self.readers_far.replace(far) {
+                trace!(
+                    "queue stores: {}",
+                    if far {
+                        "a reader read slowly: non-temporal from now on"
+                    } else {
+                        "the readers read quickly again"
+                    }
+                );
+            }
         }
         let verdict = self.verdict.get();
+        let far = verdict.far || (judged && self.readers_far.get());
         let since = self.since.get() + 1;
-        let every = if verdict.far {
-            RECHECK_EVERY
-        } else {
-            SAMPLE_EVERY
-        };
+        let every = if far { RECHECK_EVERY } else { SAMPLE_EVERY };
         if since < every || len < TIMED_MIN {
             self.since.set(since.min(every));
             // SAFETY: forwarded contract.
-            return unsafe {
-                if verdict.far {
+            unsafe {
+                if far {
                     streaming(dst, src, len)
                 } else {
                     std::ptr::copy_nonoverlapping(src, dst, len)
                 }
             };
+            return far;
         }
+        // An ordinary fill, timed; while non-temporal, it is also the
+        // readers' chance to time an ordinary fragment again.
         self.since.set(0);
         let start = Instant::now();
         // SAFETY: forwarded contract.
@@ -195,6 +248,144 @@ impl Stores {
             );
         }
         self.verdict.set(next);
+        false
+    }
+}
+
+/// A reader's copy of a fragment of ordinary stores slower than this (GB/s)
+/// counts as a sign that the writer's core is far.  Every 32 KiB copy timed
+/// at np=2 (Allgather and Bcast of 64 and 256 KiB, ordinary stores only,
+/// 2026-11-25 evening): with the cores near, 81 % ran at 24 GB/s or more
+/// and 14 % below 16; with them far, 0.3 % at 24 or more and 65-75 % below
+/// 16.  Three slow copies in a row report, one fast copy withdraws.
+const READ_FAR_BELOW_GBPS: f64 = 16.0;
+/// ... and one at least this fast withdraws the report.
+const READ_NEAR_FROM_GBPS: f64 = 24.0;
+/// Only fragments of streams up to this size are timed by their readers:
+/// larger ones run into the memory's bandwidth whatever the placement (1
+/// and 4 MiB with the cores near: 60 % of the copies below 12 GB/s).
+pub const READ_TIMED_STREAM_MAX: usize = 256 << 10;
+/// Fragments shorter than this are not timed by their readers: an 8 KiB
+/// copy takes ~180 ns with the cores near, and the clock's jitter alone
+/// could halve its apparent speed (timed from 4 KiB, 16 KiB calls with the
+/// cores near took 5-20 % longer, np=2, 10 launches).
+const READ_TIMED_MIN: usize = 16 << 10;
+/// Slow copies in a row before a reader reports: with the cores near one
+/// copy in seven ran below `READ_FAR_BELOW_GBPS`, with them far two in
+/// three.
+const READ_SLOW_IN_A_ROW: u8 = 3;
+/// A writer heeds reports about its last this many publications only (a
+/// reader that stopped reading its queue cannot keep it non-temporal).
+pub const REPORTS_KEPT: u64 = 4096;
+/// Readers' reports a writer looks at per call (a window that moves on
+/// with every call, so p-1 readers are all seen within (p-1)/4 calls).
+pub const REPORTS_LOOKED_AT: usize = 4;
+
+/// What one reader concluded about one writer.
+#[derive(Clone, Copy, Debug, Default)]
+struct ReadVerdict {
+    /// Eligible fragments since the last timed one.
+    since: u32,
+    /// Slow copies in a row.
+    slow: u8,
+    /// Reported far.
+    far: bool,
+}
+
+/// The reading half: this process times its copies of other processes'
+/// fragments and tells each writer, through its ack line, when they ran
+/// slowly.
+///
+/// Why the reader: the cost non-temporal stores avoid is the reader's (it
+/// takes the lines out of a far core's cache), and the writer's own fills
+/// show it only while the reader still holds the slot's lines.  With rings
+/// of twice the L2 they often no longer do: in far placements the writer's
+/// fills ran at 5-8 GB/s as often as below 5.5, and `auto` left 64/256 KiB
+/// exchanges 1.7-2.9x slower than `always` (np=2, 2026-11-25 evening:
+/// Allgather 64 KiB 14.7 against 8.9 us, Allreduce 256 KiB 92 against 32).
+///
+/// Ownership: one per channel (`Shared`), one verdict per writer.
+pub struct Reads {
+    mode: NontemporalMode,
+    per_writer: Vec<Cell<ReadVerdict>>,
+}
+
+impl Reads {
+    pub fn new(mode: NontemporalMode, p: usize) -> Reads {
+        Reads {
+            mode,
+            per_writer: vec![Cell::new(ReadVerdict::default()); p],
+        }
+    }
+
+    /// Whether to time our copy of a fragment of `len` bytes, of a stream
+    /// of `stream` bytes, from writer `w` (`nontemporal`: how it was
+    /// written).  Under `auto`, fragments of ordinary stores from
+    /// `READ_TIMED_MIN` bytes of streams up to `READ_TIMED_STREAM_MAX`: one in
+    /// `SAMPLE_EVERY`, and every one while we report `w` far (those are
+    /// its rechecks).
+    pub fn timed(&self, w: usize, len: usize, stream: usize, nontemporal: bool) -> bool {
+        if self.mode != NontemporalMode::Auto
+            || nontemporal
+            || len < READ_TIMED_MIN
+            || stream > READ_TIMED_STREAM_MAX
+        {
+            return false;
+        }
+        let cell = &self.per_writer[w];
+        let mut v = cell.get();
+        if v.far {
+            return true;
+        }
+        v.since += 1;
+        let due = v.since >= SAMPLE_EVERY;
+        if due {
+            v.since = 0;
+        }
+        cell.set(v);
+        due
+    }
+
+    /// After a timed copy of `len` bytes from `w` that took `ns`: the value
+    /// to report in our ack line of `w`'s queue, if any (the fragment's
+    /// `wseq` for slow, renewed at each slow copy; 0 for fast again).
+    pub fn after(&self, w: usize, len: usize, ns: f64, wseq: u64) -> Option<u64> {
+        let gbps = len as f64 / ns.max(1.0);
+        let cell = &self.per_writer[w];
+        let mut v = cell.get();
+        let report = if v.far {
+            if gbps >= READ_NEAR_FROM_GBPS {
+                v.far = false;
+                Some(0)
+            } else {
+                (gbps < READ_FAR_BELOW_GBPS).then_some(wseq)
+            }
+        } else if gbps < READ_FAR_BELOW_GBPS {
+            v.slow += 1;
+            if v.slow >= READ_SLOW_IN_A_ROW {
+                v.far = true;
+                v.slow = 0;
+                Some(wseq)
+            } else {
+                None
+            }
+        } else {
+            v.slow = 0;
+            None
+        };
+        let changed = v.far != cell.get().far;
+        cell.set(v);
+        if changed {
+            trace!(
+                "queue reads: {len} bytes from process {w} copied at {gbps:.1} GB/s: {}",
+                if v.far {
+                    "asking it for non-temporal stores"
+                } else {
+                    "withdrawing the request"
+                }
+            );
+        }
+        report
     }
 }
 
@@ -264,11 +455,70 @@ mod tests {
                 for _ in 0..(2 * RECHECK_EVERY) {
                     dst.fill(0);
                     // SAFETY: both vectors hold `len` bytes.
-                    unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), len, stream) };
+                    unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), len, stream, || false) };
                     assert_eq!(&dst[..len], &src[..len], "{mode:?} {len}");
                 }
             }
             assert_eq!(stores.far(), mode == NontemporalMode::Always);
         }
+    }
+
+    /// A reader reports a writer after three slow copies in a row of
+    /// fragments it may time, renews the report while they stay slow, and
+    /// withdraws it on a fast one; it never times non-temporal fragments,
+    /// short ones, or those of long streams.
+    #[test]
+    fn reads_report_slow_copies_and_withdraw() {
+        const K32: usize = 32 << 10;
+        // 32 KiB at 45 GB/s (near) and at 3 GB/s (far), in ns.
+        let (near, far) = (K32 as f64 / 45.0, K32 as f64 / 3.0);
+        let reads = Reads::new(NontemporalMode::Auto, 2);
+        assert!(!reads.timed(1, K32, K32, true), "non-temporal");
+        assert!(!reads.timed(1, 8 << 10, K32, false), "short fragment");
+        assert!(!reads.timed(1, K32, 1 << 20, false), "long stream");
+        let timed = (0..SAMPLE_EVERY)
+            .filter(|_| reads.timed(1, K32, 64 << 10, false))
+            .count();
+        assert_eq!(timed, 1, "one in SAMPLE_EVERY while near");
+        assert_eq!(reads.after(1, K32, far, 10), None);
+        assert_eq!(reads.after(1, K32, far, 11), None);
+        assert_eq!(reads.after(1, K32, far, 12), Some(12), "third slow copy");
+        assert!(reads.timed(1, K32, 64 << 10, false), "every one while far");
+        assert_eq!(reads.after(1, K32, far, 40), Some(40), "renewed");
+        assert_eq!(reads.after(1, K32, near, 41), Some(0), "withdrawn");
+        assert_eq!(reads.after(1, K32, near, 42), None);
+        // Writer 0's verdict is its own; `never` and `always` time nothing.
+        assert_eq!(reads.after(0, K32, near, 1), None);
+        for mode in [NontemporalMode::Never, NontemporalMode::Always] {
+            let other = Reads::new(mode, 2);
+            assert!((0..8).all(|_| !other.timed(1, K32, 64 << 10, false)));
+        }
+    }
+
+    /// Reports make fragments the readers time non-temporal (asked once per
+    /// call), and leave the others to the writer's own timings.
+    #[test]
+    fn readers_reports_steer_the_fragments_they_judge() {
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(NontemporalMode::Auto, 4 << 10);
+        let asked = Cell::new(0);
+        let far = || {
+            asked.set(asked.get() + 1);
+            true
+        };
+        let mut fill = |len: usize, stream: usize| {
+            // SAFETY: both vectors hold `len` bytes.
+            unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), len, stream, far) }
+        };
+        assert!(fill(32 << 10, 256 << 10), "judged: non-temporal");
+        assert!(fill(32 << 10, 256 << 10));
+        assert!(!fill(8 << 10, 16 << 10), "fragments readers do not time");
+        assert!(!fill(32 << 10, 1 << 20), "streams readers do not time");
+        assert_eq!(asked.get(), 1, "once per call");
+        stores.new_call();
+        let nontemporal =
+            unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), K64, K64 * 2, || false) };
+        assert!(!nontemporal, "withdrawn reports, fast fills: ordinary");
     }
 }
