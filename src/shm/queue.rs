@@ -259,11 +259,15 @@ impl Queues {
         if len <= INLINE_BYTES {
             return;
         }
-        let first = self.layout.slot_data(me, 0);
-        let k = (dst as usize - self.base as usize - first) / self.layout.f;
+        // Which slot `dst` starts; an address outside our slots (a caller's
+        // mistake) marks nothing rather than some other line.
+        let first = self.base as usize + self.layout.slot_data(me, 0);
+        let k = (dst as usize).wrapping_sub(first) / self.layout.f;
         debug_assert!(k < self.layout.s, "not a slot of our queue");
-        let flag = if nontemporal { NONTEMPORAL } else { 0 };
-        self.header(me, k).stores.store(flag, Ordering::Relaxed);
+        if k < self.layout.s {
+            let flag = if nontemporal { NONTEMPORAL } else { 0 };
+            self.header(me, k).stores.store(flag, Ordering::Relaxed);
+        }
     }
 
     /// Reader `me` tells queue `w`'s owner that it read a fragment of
