@@ -16,8 +16,8 @@
 //! `total = a + ⌈pL⌉ₐ + p·(⌈(s+p)L⌉ₐ + ⌈s·f⌉ₐ)`
 //!
 //! e.g. p = 8, s = 32, f = 8192: 4096 + 4096 + 8·(4096 + 262144) = 2,138,112
-//! bytes; with the default f and auto slots on a 1 MiB L2 (s = 128, see
-//! [`auto_slots`]): 4096 + 4096 + 8·(12288 + 1048576) = 8,495,104 bytes.
+//! bytes; with the default f and auto slots on a 1 MiB L2 (s = 256, see
+//! [`auto_slots`]): 4096 + 4096 + 8·(20480 + 2097152) = 16,949,248 bytes.
 //! Compared with the paper's `p·s·(f+a)` the control area is O(p·(s+p)) lines
 //! instead of one page per slot: a reader acknowledges with one monotone
 //! counter per queue instead of one flag per slot (see `queue`).
