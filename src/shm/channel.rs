@@ -26,7 +26,7 @@ use crate::shm::queue::{Incoming, Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
-use crate::shm::stores::{Reads, Stores, REPORTS_KEPT, REPORTS_LOOKED_AT};
+use crate::shm::stores::{Reads, Stores, READ_TIMED_MIN, REPORTS_KEPT, REPORTS_LOOKED_AT};
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
@@ -449,16 +449,21 @@ impl Shared {
     /// # Safety
     /// `dst` is writable and `src` readable for `len` bytes, not overlapping.
     pub unsafe fn fill(&self, dst: *mut u8, src: *const u8, len: usize, stream_bytes: usize) {
-        // A window of readers per call, moving on with every operation.
-        let recent = self.writer.next_wseq().saturating_sub(REPORTS_KEPT);
-        let first = (self.last_op as usize).wrapping_mul(REPORTS_LOOKED_AT) % self.p;
+        // A window of readers per call, moving on with every operation
+        // (worked out only when asked: small fills are on the latency path).
         let readers_far = || {
+            let recent = self.writer.next_wseq().saturating_sub(REPORTS_KEPT);
+            let first = (self.last_op as usize).wrapping_mul(REPORTS_LOOKED_AT) % self.p;
             self.queues
                 .readers_far(self.me, recent, first, REPORTS_LOOKED_AT)
         };
         // SAFETY: forwarded contract.
         let nontemporal = unsafe { self.stores.fill(dst, src, len, stream_bytes, readers_far) };
-        self.queues.mark_stores(self.me, dst, len, nontemporal);
+        // Readers time only fragments this long, so only they need the mark
+        // (the slot's index costs a division).
+        if len >= READ_TIMED_MIN {
+            self.queues.mark_stores(self.me, dst, len, nontemporal);
+        }
     }
 
     /// `fill` from bytes `[offset, offset + len)` of the stream `payload`
@@ -483,7 +488,9 @@ impl Shared {
             // SAFETY: forwarded contract.
             _ => unsafe {
                 payload.read(offset, dst, len);
-                self.queues.mark_stores(self.me, dst, len, false);
+                if len >= READ_TIMED_MIN {
+                    self.queues.mark_stores(self.me, dst, len, false);
+                }
             },
         }
     }

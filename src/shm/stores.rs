@@ -269,7 +269,7 @@ pub const READ_TIMED_STREAM_MAX: usize = 256 << 10;
 /// copy takes ~180 ns with the cores near, and the clock's jitter alone
 /// could halve its apparent speed (timed from 4 KiB, 16 KiB calls with the
 /// cores near took 5-20 % longer, np=2, 10 launches).
-const READ_TIMED_MIN: usize = 16 << 10;
+pub const READ_TIMED_MIN: usize = 16 << 10;
 /// Slow copies in a row before a reader reports: with the cores near one
 /// copy in seven ran below `READ_FAR_BELOW_GBPS`, with them far two in
 /// three.
