@@ -91,10 +91,27 @@ const RECHECK_EVERY: u32 = 32;
 /// sample may be a preemption or an interrupt).
 const SLOW_IN_A_ROW: u8 = 2;
 
-/// What the last timed fills said.
+/// When timed copies say the cores are far, and when near again: far after
+/// `slow_in_a_row` samples below `far_below` GB/s, near again after one at
+/// `near_from` or more (between the two, the verdict stays).
+struct Hysteresis {
+    far_below: f64,
+    near_from: f64,
+    slow_in_a_row: u8,
+}
+
+/// The writer's own ordinary fills.
+const FILLS: Hysteresis = Hysteresis {
+    far_below: FAR_BELOW_GBPS,
+    near_from: NEAR_FROM_GBPS,
+    slow_in_a_row: SLOW_IN_A_ROW,
+};
+
+/// What the last timed copies said (a writer's fills, or a reader's copies
+/// of one writer's fragments).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Verdict {
-    /// Non-temporal stores for eligible fills.
+    /// The cores look far: non-temporal stores for eligible fills.
     pub far: bool,
     /// Slow samples seen in a row while near.
     slow: u8,
@@ -103,23 +120,32 @@ pub struct Verdict {
 impl Verdict {
     /// The verdict after an ordinary fill of `bytes` took `ns` nanoseconds.
     pub fn after(self, bytes: usize, ns: f64) -> Verdict {
-        let gbps = bytes as f64 / ns.max(1.0);
+        self.step(gbps(bytes, ns), &FILLS)
+    }
+
+    /// The verdict after a sample at `gbps`, by the thresholds `h`.
+    fn step(self, gbps: f64, h: &Hysteresis) -> Verdict {
         if self.far {
-            return if gbps >= NEAR_FROM_GBPS {
+            return if gbps >= h.near_from {
                 Verdict::default()
             } else {
                 self
             };
         }
-        match gbps < FAR_BELOW_GBPS {
+        match gbps < h.far_below {
             false => Verdict::default(),
-            true if self.slow + 1 >= SLOW_IN_A_ROW => Verdict { far: true, slow: 0 },
+            true if self.slow + 1 >= h.slow_in_a_row => Verdict { far: true, slow: 0 },
             true => Verdict {
                 far: false,
                 slow: self.slow + 1,
             },
         }
     }
+}
+
+/// `bytes` copied in `ns` nanoseconds, in GB/s.
+fn gbps(bytes: usize, ns: f64) -> f64 {
+    bytes as f64 / ns.max(1.0)
 }
 
 /// One writer's store choice (see the module comment).
@@ -243,7 +269,7 @@ impl Stores {
         if next.far != verdict.far {
             trace!(
                 "queue stores: an ordinary fill of {len} bytes ran at {:.1} GB/s: {} from now on",
-                len as f64 / ns.max(1.0),
+                gbps(len, ns),
                 if next.far { "non-temporal" } else { "ordinary" }
             );
         }
@@ -274,6 +300,12 @@ pub const READ_TIMED_MIN: usize = 16 << 10;
 /// copy in seven ran below `READ_FAR_BELOW_GBPS`, with them far two in
 /// three.
 const READ_SLOW_IN_A_ROW: u8 = 3;
+/// The readers' copies.
+const READS: Hysteresis = Hysteresis {
+    far_below: READ_FAR_BELOW_GBPS,
+    near_from: READ_NEAR_FROM_GBPS,
+    slow_in_a_row: READ_SLOW_IN_A_ROW,
+};
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
 pub const REPORTS_KEPT: u64 = 4096;
@@ -286,10 +318,8 @@ pub const REPORTS_LOOKED_AT: usize = 4;
 struct ReadVerdict {
     /// Eligible fragments since the last timed one.
     since: u32,
-    /// Slow copies in a row.
-    slow: u8,
-    /// Reported far.
-    far: bool,
+    /// Far: reported to the writer.
+    verdict: Verdict,
 }
 
 /// The reading half: this process times its copies of other processes'
@@ -334,7 +364,7 @@ impl Reads {
         }
         let cell = &self.per_writer[w];
         let mut v = cell.get();
-        if v.far {
+        if v.verdict.far {
             return true;
         }
         v.since += 1;
@@ -350,35 +380,22 @@ impl Reads {
     /// to report in our ack line of `w`'s queue, if any (the fragment's
     /// `wseq` for slow, renewed at each slow copy; 0 for fast again).
     pub fn after(&self, w: usize, len: usize, ns: f64, wseq: u64) -> Option<u64> {
-        let gbps = len as f64 / ns.max(1.0);
+        let gbps = gbps(len, ns);
         let cell = &self.per_writer[w];
         let mut v = cell.get();
-        let report = if v.far {
-            if gbps >= READ_NEAR_FROM_GBPS {
-                v.far = false;
-                Some(0)
-            } else {
-                (gbps < READ_FAR_BELOW_GBPS).then_some(wseq)
-            }
-        } else if gbps < READ_FAR_BELOW_GBPS {
-            v.slow += 1;
-            if v.slow >= READ_SLOW_IN_A_ROW {
-                v.far = true;
-                v.slow = 0;
-                Some(wseq)
-            } else {
-                None
-            }
-        } else {
-            v.slow = 0;
-            None
-        };
-        let changed = v.far != cell.get().far;
+        let was = v.verdict;
+        v.verdict = was.step(gbps, &READS);
         cell.set(v);
-        if changed {
+        let report = match (was.far, v.verdict.far) {
+            (false, true) => Some(wseq),
+            (true, false) => Some(0),
+            (true, true) => (gbps < READ_FAR_BELOW_GBPS).then_some(wseq),
+            (false, false) => None,
+        };
+        if was.far != v.verdict.far {
             trace!(
                 "queue reads: {len} bytes from process {w} copied at {gbps:.1} GB/s: {}",
-                if v.far {
+                if v.verdict.far {
                     "asking it for non-temporal stores"
                 } else {
                     "withdrawing the request"
