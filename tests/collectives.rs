@@ -96,6 +96,15 @@ scenarios! {
     np6_mixed: 6 "mixed";
 }
 
+/// Blocks of 12 MiB, above the size from which a process's own block is
+/// copied with non-temporal stores on a last-level cache of up to 36 MiB
+/// (`kernels::copy::copy_local`; its unit test checks that it streams).
+#[test]
+fn np2_big_blocks_own_copies_stream() {
+    let (_, served, _) = totals(2, "big_others", &[], &["--big", "25165824"]);
+    assert!(served > 0, "sharm served nothing");
+}
+
 // ---- Allreduce under the two newer algorithms ----
 
 fn allreduce(np: usize, alg: &str) {

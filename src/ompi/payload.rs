@@ -2,6 +2,7 @@
 //! anything else goes through Open MPI's convertor.  Processes may use
 //! different datatypes with the same type signature; the stream is the same.
 
+use crate::kernels::copy;
 use crate::ompi::dtype::{self, Movement};
 use crate::ompi::ffi::{self, Convertor, Dtype, DtypeInfo};
 
@@ -88,7 +89,7 @@ impl TypedBuf {
     pub fn copy_to(&self, dst: &TypedBuf) -> bool {
         // Both sides one byte range of the same length (a process's own
         // block in Gather, Allgather, Alltoall, Scatter, almost always):
-        // one memmove.  Open MPI's ompi_datatype_sndrcv runs its datatype
+        // one copy (`copy_local`).  Open MPI's ompi_datatype_sndrcv runs its datatype
         // engine even then; ask it only for the other cases, which it
         // also checks (type signatures, truncation).
         if let (Movement::Contiguous { offset: from }, Movement::Contiguous { offset: to }) =
@@ -97,11 +98,11 @@ impl TypedBuf {
             let n = self.bytes();
             if n == dst.bytes() {
                 // SAFETY: the application's buffers hold `n` bytes each at
-                // those offsets; `copy` allows them to overlap.
+                // those offsets (they may overlap: `copy_local` allows it).
                 unsafe {
-                    std::ptr::copy(
-                        self.buf.wrapping_offset(from),
+                    copy::copy_local(
                         dst.buf.wrapping_offset(to),
+                        self.buf.wrapping_offset(from),
                         n,
                     )
                 };
