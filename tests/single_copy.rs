@@ -317,6 +317,23 @@ fn crowded_node_pulls_alltoall_blocks_as_offered() {
     );
 }
 
+/// On a crowded node the set-up times only one-way streams: the exchange
+/// and Gather verdicts are not used there, so their timings are not run
+/// (rank 0 prints each table it timed at verbose 10).
+#[test]
+fn crowded_node_times_only_one_way_streams() {
+    let out = crowded_run(4, "10");
+    assert_eq!(
+        out.matches("calibration (ranks 0-1): 256 KiB queues")
+            .count(),
+        1,
+        "one one-way table:\n{out}"
+    );
+    for table in ["exchange calibration", "Gather calibration"] {
+        assert!(!out.contains(table), "no `{table}` when crowded:\n{out}");
+    }
+}
+
 /// More processes than cores (np=4, and `mpi_yield_when_idle 1`, which
 /// sharm takes as the same signal, so that the test holds on a machine with
 /// more cores too): Scatter goes by

@@ -20,7 +20,8 @@
 //!    cores; agreed by all at set-up, `Shared::crowded`), Scatter(v) blocks
 //!    go by single copy from `coll_sharm_single_copy_min_size`, and
 //!    Alltoall(v) blocks from 1 MiB, whatever the calibration found
-//!    (`SingleCopy::crowded` says why).  With more processes than cores
+//!    (`SingleCopy::crowded` says why); the calibration there times only
+//!    one-way streams, the one verdict used.  With more processes than cores
 //!    (`Crowding::Oversubscribed`) Scatter's floor is at most
 //!    `OVERSUBSCRIBED_SCATTER_FLOOR`.
 //! 6. Gather(v) blocks are written by their senders when the probe found
@@ -200,7 +201,7 @@ fn setup_threshold(
         debug!("{label}: single copy (cma) from {min} bytes");
         return Some(SingleCopy::new(min).with_push(push.then_some(min)));
     }
-    let found = calibrated(sh, boot, label, push)?;
+    let found = calibrated(sh, boot, label, push, crowded)?;
     let threshold = found.one_way;
     let from = usize::try_from(threshold).map_or(usize::MAX, |t| min.max(t));
     let exchange_from = usize::try_from(found.exchange).map_or(usize::MAX, |t| min.max(t));
@@ -300,12 +301,17 @@ fn probe(sh: &mut Shared) -> Result<Access, String> {
 
 /// rank 0's thresholds: cached, or measured now by ranks 0 and 1 (Gather's
 /// writes only with `push`, which every process knows alike: agreed access,
-/// rank 0's parameters).
+/// rank 0's parameters).  On a `crowded` node (agreed) only the one-way
+/// streams are timed: `setup_threshold` does not use the exchange and
+/// Gather verdicts there, so they read as never.  (A node's crowding is
+/// the job's, the same for every channel of a process, so the cached
+/// result never lacks a verdict a later channel would use.)
 fn calibrated(
     sh: &mut Shared,
     boot: &dyn Bootstrap,
     label: &str,
     push: bool,
+    crowded: bool,
 ) -> Option<Thresholds> {
     // [known, thresholds]: whether rank 0 calibrated before, and its result.
     let mut cached = [0u8; 1 + ENCODED];
@@ -326,8 +332,12 @@ fn calibrated(
         match sh.me {
             0 => {
                 let one_way = time_as_writer(sh, first, label);
-                let exchange = time_exchanges(sh, exchanges, 1, label);
-                let push = if push {
+                let exchange = if crowded {
+                    u64::MAX
+                } else {
+                    time_exchanges(sh, exchanges, 1, label)
+                };
+                let push = if push && !crowded {
                     time_gathers(sh, gathers, label)
                 } else {
                     u64::MAX
@@ -341,8 +351,10 @@ fn calibrated(
             }
             1 => {
                 time_as_reader(sh, first);
-                time_exchanges(sh, exchanges, 0, label);
-                if push {
+                if !crowded {
+                    time_exchanges(sh, exchanges, 0, label);
+                }
+                if push && !crowded {
                     time_gathers(sh, gathers, label);
                 }
             }
