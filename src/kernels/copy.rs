@@ -19,10 +19,11 @@ pub fn streams(bytes: usize) -> bool {
 /// Alltoall, which nothing reads before the call returns.  Returns whether
 /// it streamed.
 ///
-/// np=2, 16 MiB, 8 alternated launches (2026-11-26): the own block so
-/// copied made Gather 2596 -> 2111 us, Scatter 2403 -> 1999, Allgather
-/// 5460 -> 4438 and Alltoall 5873 -> 5394.  Streaming from 1 MiB instead
-/// lost up to 2x at 1-4 MiB, where the block stays in the cache.
+/// np=2, 16 MiB, 10 alternated launches each (2026-11-26, medians with the
+/// cores near / far): the own block so copied made Allgather 5889/5704 ->
+/// 5298/4949 us, Alltoall 5912/5592 -> 5668/5003, Gather 3008/3230 ->
+/// 2888/2787 and Scatter 3045/3076 -> 2477/2511.  Streaming from 1 MiB
+/// instead lost up to 2x at 1-4 MiB, where the block stays in the cache.
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes.

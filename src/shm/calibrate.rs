@@ -304,8 +304,9 @@ fn probe(sh: &mut Shared) -> Result<Access, String> {
 /// rank 0's parameters).  On a `crowded` node (agreed) only the one-way
 /// streams are timed: `setup_threshold` does not use the exchange and
 /// Gather verdicts there, so they read as never.  (A node's crowding is
-/// the job's, the same for every channel of a process, so the cached
-/// result never lacks a verdict a later channel would use.)
+/// the job's, the same for every channel of a process; a later channel
+/// that found otherwise would move exchanges and Gather blocks through
+/// the queues, which is always correct.)
 fn calibrated(
     sh: &mut Shared,
     boot: &dyn Bootstrap,
