@@ -267,12 +267,18 @@ fn auto_calibrates_once_and_reports() {
             .matches("single copy (cma) off: the queues were faster")
             .count();
     assert!(verdicts >= 3, "every process says what it adopted:\n{out}");
+    // np=3 on 2 cores is crowded: there the exchanges keep the one-way
+    // verdict, say so, and are not timed (`crowded_node_times_only_one_way_
+    // streams`); on 3 cores or more they are timed apart.
+    let crowded = out.contains("crowded: true");
     let exchange_tables = out
         .matches("exchange calibration (ranks 0-1): 1024 KiB queues")
         .count();
-    assert_eq!(exchange_tables, 1, "expected one exchange table:\n{out}");
-    // np=3 on 2 cores is crowded: the exchanges keep the one-way verdict
-    // there, and say so.
+    assert_eq!(
+        exchange_tables,
+        usize::from(!crowded),
+        "one exchange table unless crowded ({crowded}):\n{out}"
+    );
     let exchange_verdicts = out.matches("; exchanges ").count();
     assert!(
         exchange_verdicts >= 3,
