@@ -459,8 +459,14 @@ impl Shared {
         };
         // SAFETY: forwarded contract.
         let nontemporal = unsafe { self.stores.fill(dst, src, len, stream_bytes, readers_far) };
-        // Readers time only fragments this long, so only they need the mark
-        // (the slot's index costs a division).
+        self.mark_stores(dst, len, nontemporal);
+    }
+
+    /// Says in the slot header at `dst` how its `len` bytes were written
+    /// (`Queues::mark_stores`).  Readers time only fragments of
+    /// `READ_TIMED_MIN` bytes or more, so only those need the mark (the
+    /// slot's index costs a division).
+    fn mark_stores(&self, dst: *const u8, len: usize, nontemporal: bool) {
         if len >= READ_TIMED_MIN {
             self.queues.mark_stores(self.me, dst, len, nontemporal);
         }
@@ -488,9 +494,7 @@ impl Shared {
             // SAFETY: forwarded contract.
             _ => unsafe {
                 payload.read(offset, dst, len);
-                if len >= READ_TIMED_MIN {
-                    self.queues.mark_stores(self.me, dst, len, false);
-                }
+                self.mark_stores(dst, len, false);
             },
         }
     }

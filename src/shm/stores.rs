@@ -389,7 +389,7 @@ impl Reads {
         let report = match (was.far, v.verdict.far) {
             (false, true) => Some(wseq),
             (true, false) => Some(0),
-            (true, true) => (gbps < READ_FAR_BELOW_GBPS).then_some(wseq),
+            (true, true) => (gbps < READS.far_below).then_some(wseq),
             (false, false) => None,
         };
         if was.far != v.verdict.far {
