@@ -329,16 +329,19 @@ fn calibrated(
         let first = sh.next_ops(CALIBRATION_OPS);
         let exchanges = first + ONE_WAY_OPS as u64;
         let gathers = exchanges + EXCHANGE_OPS as u64;
+        // What else is timed besides the one-way streams (the same for
+        // ranks 0 and 1: `push` and `crowded` are agreed).
+        let (time_exchanges_too, time_gathers_too) = (!crowded, push && !crowded);
         let mut result = [0u8; ENCODED];
         match sh.me {
             0 => {
                 let one_way = time_as_writer(sh, first, label);
-                let exchange = if crowded {
-                    u64::MAX
-                } else {
+                let exchange = if time_exchanges_too {
                     time_exchanges(sh, exchanges, 1, label)
+                } else {
+                    u64::MAX
                 };
-                let push = if push && !crowded {
+                let push = if time_gathers_too {
                     time_gathers(sh, gathers, label)
                 } else {
                     u64::MAX
@@ -352,10 +355,10 @@ fn calibrated(
             }
             1 => {
                 time_as_reader(sh, first);
-                if !crowded {
+                if time_exchanges_too {
                     time_exchanges(sh, exchanges, 0, label);
                 }
-                if push && !crowded {
+                if time_gathers_too {
                     time_gathers(sh, gathers, label);
                 }
             }
