@@ -417,11 +417,7 @@ impl Shared {
         } else {
             1
         };
-        Cut {
-            bytes,
-            size: width * f,
-            width,
-        }
+        Cut::new(bytes, width, s, f)
     }
 
     /// Publishes fragment `i` of the stream `payload` as position (`op`, `i`)
@@ -609,20 +605,45 @@ fn fragment_width(bytes: usize, s: usize, f: usize) -> usize {
         .unwrap_or(1)
 }
 
+/// Slots a stream of `bytes` takes in the ring: the smallest width·2^k that
+/// divides s and holds the stream, at most s/2 (a larger stream wraps the
+/// ring anyway).  Both ends of a stream know its size, so they agree.
+fn stream_span(bytes: usize, width: usize, s: usize, f: usize) -> usize {
+    let mut span = width;
+    while span * f < bytes && span * 2 <= s / 2 && s.is_multiple_of(span * 2) {
+        span *= 2;
+    }
+    span
+}
+
 /// One peer's stream in a call: the peer, this process's end of the stream
 /// (where it is read from or written to), and how it is cut.
 pub type PeerStream = (usize, Payload, Cut);
 
 /// How a stream is cut into fragments: `size` bytes each (the last one
-/// shorter), each spanning `width` queue slots.
+/// shorter), each spanning `width` queue slots; and the room of `span`
+/// slots the whole stream takes, at whose multiples its operation starts
+/// (`queue`, "Where an operation starts").
 #[derive(Clone, Copy, Debug)]
 pub struct Cut {
     pub bytes: usize,
     pub size: usize,
     pub width: usize,
+    pub span: usize,
 }
 
 impl Cut {
+    /// A stream of `bytes` in fragments of `width` slots of a ring of `s`
+    /// slots of `f` bytes, spanning the room that holds it whole.
+    fn new(bytes: usize, width: usize, s: usize, f: usize) -> Cut {
+        Cut {
+            bytes,
+            size: width * f,
+            width,
+            span: stream_span(bytes, width, s, f),
+        }
+    }
+
     pub fn count(&self) -> usize {
         self.bytes.div_ceil(self.size)
     }
@@ -630,7 +651,7 @@ impl Cut {
         self.size.min(self.bytes - i * self.size)
     }
     pub fn pos(&self, op: u64, i: usize) -> Pos {
-        Pos::wide(op, i, self.width)
+        Pos::spanning(op, i, self.width, self.span)
     }
     /// How many positions a reader may trail a writer of the same queue
     /// without a cycle of waits (one less than the fragments a queue of
@@ -649,7 +670,26 @@ impl Drop for Shared {
 
 #[cfg(test)]
 mod tests {
-    use super::fragment_width;
+    use super::{fragment_width, stream_span, Cut};
+
+    #[test]
+    fn a_stream_spans_the_power_of_two_room_that_holds_it() {
+        let (s, f) = (256, 8192);
+        assert_eq!(stream_span(8, 1, s, f), 1);
+        assert_eq!(stream_span(8192, 1, s, f), 1);
+        assert_eq!(stream_span(8193, 1, s, f), 2);
+        assert_eq!(stream_span(24 << 10, 1, s, f), 4);
+        assert_eq!(stream_span(64 << 10, 4, s, f), 8);
+        assert_eq!(stream_span(256 << 10, 4, s, f), 32);
+        assert_eq!(stream_span(1 << 20, 4, s, f), 128, "half the ring");
+        assert_eq!(stream_span(16 << 20, 4, s, f), 128, "at most half the ring");
+        // A width that is not a power of two: multiples of it dividing s.
+        assert_eq!(stream_span(1 << 20, 3, 12, f), 6);
+        assert_eq!(stream_span(1 << 20, 1, 2, f), 1);
+        // Every cut's positions carry it.
+        let cut = Cut::new(256 << 10, 4, s, f);
+        assert_eq!((cut.count(), cut.pos(7, 3).span), (8, 32));
+    }
 
     #[test]
     fn rule_fragments_divide_the_queue_and_stay_double_buffered() {

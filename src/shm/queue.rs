@@ -38,6 +38,27 @@
 //! that reader, and Spread measured slower (np=4 on 2 cores: Scatter 64/128
 //! KiB 1.5/1.6x, Gather 16 KiB 1.3x).
 //!
+//! Under `Spread` the places are as large as the operation's stream
+//! ([`Pos::span`]: the power-of-two room that holds it, at most half the
+//! ring), not as its fragments: a 256 KiB stream of 32 KiB fragments starts
+//! at one of s/32 places of 256 KiB, and operations of one size visit every
+//! place before they come back to one, so each slot is rewritten only after
+//! the whole ring has been written since (a ring of two L2s: its reader's
+//! copies have left the reader's L2).  With places of one fragment the
+//! golden stride let a stream overlap one written a few operations before,
+//! and the writer refilled lines its reader still held.  Measured at np=2
+//! (2026-11-26, 10 alternated launches per build, medians of the launches
+//! with the cores near): 256 KiB Allgather 28.5 -> 22.9 us, Alltoall 33.9
+//! -> 22.1, Allreduce 28.6 -> 23.7, Bcast 13.2 -> 8.8, Gather 18.9 -> 13.8,
+//! Alltoall 128 KiB 18.7 -> 11.3; with the cores far most cells from 32
+//! KiB to 1 MiB 1.1-2.4x faster.  Some cells were slower (near: Scatter 128
+//! KiB 10.7 -> 14.8, Reduce 1 MiB 40.2 -> 47.1, Allgather 4 MiB 1305 ->
+//! 1451; far: Alltoall 1 MiB 149 -> 161), and a second run of 10 launches
+//! at 128 KiB-4 MiB (Scatter, Reduce, Bcast, Allgather) found no direction
+//! in either placement.  `Consecutive` keeps places of one fragment (np=4
+//! on 2 cores, 4 launches: 1 MiB Allgather, Alltoall, Gather and Scatter
+//! ran 1.2-1.3x slower with spans).
+//!
 //! # Publishing (one write serves all readers)
 //! The writer fills the slot, stores `len` and `wseq` (relaxed), then `lap`
 //! and `op` with Release.  A reader waits until it loads (Acquire) both
@@ -151,6 +172,10 @@ pub struct Pos {
     pub index: u64,
     /// Slots one fragment spans (a divisor of s; 1 for ordinary fragments).
     pub width: usize,
+    /// The room the operation's stream takes in the ring, in slots (a
+    /// multiple of `width` dividing s; `Shared::cut`): under `Spread`,
+    /// operations start only at multiples of it.
+    pub span: usize,
 }
 
 impl Pos {
@@ -161,10 +186,16 @@ impl Pos {
     /// Fragment `index` of an operation whose fragments span `width`
     /// consecutive slots (large messages: fewer, larger fragments).
     pub fn wide(op: u64, index: usize, width: usize) -> Pos {
+        Pos::spanning(op, index, width, width)
+    }
+
+    /// The same for an operation whose stream takes `span` slots.
+    pub fn spanning(op: u64, index: usize, width: usize, span: usize) -> Pos {
         Pos {
             op,
             index: index as u64,
             width,
+            span,
         }
     }
 }
@@ -301,22 +332,33 @@ impl Queues {
     ///
     /// A fragment of width c occupies c consecutive slots starting at a
     /// multiple of c (so its data is one contiguous range of c·f bytes); the
-    /// queue then holds s/c such groups, and positions count groups.
+    /// queue then holds s/c such groups, and positions count groups.  Under
+    /// `Spread` an operation starts at a multiple of its stream's span (see
+    /// [`Pos::span`] and the module documentation); under `Consecutive` at a
+    /// multiple of its fragments' width, as before spans were measured.
     ///
     /// This runs several times per fragment: with the usual power-of-two
     /// slot counts it avoids the 64-bit divisions (tens of cycles each).
     #[inline]
     fn place(&self, pos: Pos) -> (usize, u64) {
-        debug_assert!(pos.width >= 1 && self.layout.s.is_multiple_of(pos.width));
-        let groups = (self.layout.s / pos.width) as u64;
-        if groups.is_power_of_two() {
+        let s = self.layout.s;
+        debug_assert!(pos.width >= 1 && s.is_multiple_of(pos.width));
+        debug_assert!(pos.span.is_multiple_of(pos.width) && s.is_multiple_of(pos.span));
+        let span = match self.placement {
+            Placement::Spread => pos.span,
+            Placement::Consecutive => pos.width,
+        };
+        let groups = (s / pos.width) as u64;
+        // Places an operation may start at, and groups from one to the next.
+        let (starts, step) = ((s / span) as u64, (span / pos.width) as u64);
+        if groups.is_power_of_two() && starts.is_power_of_two() {
             let (mask, shift) = (groups - 1, groups.trailing_zeros());
-            // Wrapping is harmless: a multiple of 2^64 is one of `groups`.
-            let start = pos.op.wrapping_mul(self.placement.stride(groups)) & mask;
+            // Wrapping is harmless: a multiple of 2^64 is one of `starts`.
+            let start = (pos.op.wrapping_mul(self.placement.stride(starts)) & (starts - 1)) * step;
             let position = start + pos.index;
             return ((position & mask) as usize * pos.width, position >> shift);
         }
-        let position = pos.op % groups + pos.index;
+        let position = pos.op % starts * step + pos.index;
         ((position % groups) as usize * pos.width, position / groups)
     }
 
@@ -777,6 +819,38 @@ pub(crate) mod tests {
             .map(|op| six.queues.place(Pos::new(op, 0)).0)
             .collect();
         assert_eq!(slots, vec![1, 2, 3, 4]);
+    }
+
+    /// Spread with spans: an operation starts at a multiple of its span,
+    /// its fragments follow one another from there, and consecutive
+    /// operations of one span visit every one of the s/span starts before
+    /// they come back to a start (each slot is reused only after the whole
+    /// ring has been written).  Consecutive ignores the span.
+    #[test]
+    fn spread_operations_start_on_their_span() {
+        let seg = TestSegment::placed(Layout::new(2, 256, 64).unwrap(), Placement::Spread);
+        let q = &seg.queues;
+        for (width, span) in [(1usize, 1usize), (1, 4), (4, 16), (4, 128), (8, 64)] {
+            let starts = 256 / span;
+            let start = |op: u64| q.place(Pos::spanning(op, 0, width, span)).0;
+            let seen: std::collections::HashSet<usize> = (1..=starts as u64).map(start).collect();
+            assert_eq!(seen.len(), starts, "width {width} span {span}");
+            assert!(seen.iter().all(|k| k % span == 0));
+            for op in [3u64, 1000] {
+                let k = start(op);
+                for i in 0..span / width {
+                    let (ki, lap) = q.place(Pos::spanning(op, i, width, span));
+                    assert_eq!((ki, lap), (k + i * width, 0));
+                }
+            }
+        }
+        let consecutive = TestSegment::new(Layout::new(2, 256, 64).unwrap());
+        for op in [1u64, 9, 300] {
+            assert_eq!(
+                consecutive.queues.place(Pos::spanning(op, 2, 4, 64)),
+                consecutive.queues.place(Pos::wide(op, 2, 4))
+            );
+        }
     }
 
     /// How a fragment was written travels with it, and a reader's report
