@@ -25,6 +25,7 @@
 
 use crate::coll::reduction::Reduction;
 use crate::coll::single_copy_reduce;
+use crate::kernels::copy;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::shm::channel::{Cut, Shared};
@@ -171,7 +172,7 @@ fn combine_fragment(
             // A leaf: our part goes on unchanged.
             sh.fill(acc, own, len, cut.bytes);
         } else {
-            std::ptr::copy_nonoverlapping(own, acc, len);
+            copy::copy(acc, own, len);
         }
     }
 

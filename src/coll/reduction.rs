@@ -3,6 +3,7 @@
 //! canonical order (`fold_ranks`).  Every combination of two operands goes
 //! through `Reduction::fold`, the one place that picks the reduction kernel.
 
+use crate::kernels::copy;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::ReduceLayout;
 use crate::shm::channel::Shared;
@@ -95,7 +96,7 @@ pub(crate) unsafe fn fold_ranks(
     }
     // A single rank: its part is the result.
     if let Some((last, last_src, last_frag)) = pending {
-        std::ptr::copy_nonoverlapping(last_src, acc, piece.len);
+        copy::copy(acc, last_src, piece.len);
         if let Some(f) = last_frag {
             sh.queues.release(sh.me, last, f);
         }

@@ -10,6 +10,7 @@
 //!   processes), pipelined fragment by fragment.
 
 use crate::coll::reduction::{fold_ranks, Piece, Reduction};
+use crate::kernels::copy;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::shm::channel::Shared;
@@ -64,7 +65,7 @@ fn chain_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
             } else {
                 sh.scratch.ptr()
             };
-            std::ptr::copy_nonoverlapping(own, acc, len);
+            copy::copy(acc, own, len);
             if let Some(frag) = below {
                 red.fold(frag.data, acc, n);
                 if !inclusive {

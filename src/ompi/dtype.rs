@@ -1,6 +1,7 @@
 //! How sharm moves the elements of a datatype: pure decisions on the numbers
 //! Open MPI reports (no Open MPI calls here).
 
+use crate::kernels::copy;
 use crate::ompi::ffi::DtypeInfo;
 
 /// How a data-movement operation (Bcast, Gather, ...) reads or writes a
@@ -149,7 +150,7 @@ impl ReduceLayout {
     /// `src` and `dst` must hold `span(n)` bytes and not overlap.
     pub unsafe fn copy_to_user(&self, dst: *mut u8, src: *const u8, n: usize) {
         if self.dense() {
-            std::ptr::copy_nonoverlapping(src, dst, self.span(n));
+            copy::copy(dst, src, self.span(n));
         } else {
             for e in 0..n {
                 std::ptr::copy_nonoverlapping(

@@ -234,7 +234,7 @@ impl Payload {
     /// `dst` must be writable for `len` bytes; the stream must hold them.
     pub unsafe fn read(&mut self, offset: usize, dst: *mut u8, len: usize) {
         match self {
-            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(base.add(offset), dst, len),
+            Payload::Contiguous(base) => copy::copy(dst, base.add(offset), len),
             Payload::Pack(packer) => packer.next(dst, len),
             Payload::Unpack(_) => unreachable!("a receive stream is never read"),
         }
@@ -246,7 +246,7 @@ impl Payload {
     /// `src` must be readable for `len` bytes; the buffer must hold them.
     pub unsafe fn write(&mut self, offset: usize, src: *const u8, len: usize) {
         match self {
-            Payload::Contiguous(base) => std::ptr::copy_nonoverlapping(src, base.add(offset), len),
+            Payload::Contiguous(base) => copy::copy(base.add(offset), src, len),
             Payload::Unpack(conv) => conv.unpack(src, len),
             Payload::Pack(_) => unreachable!("a send stream is never written"),
         }

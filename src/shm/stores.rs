@@ -215,7 +215,7 @@ impl Stores {
         let eligible = stream_bytes >= self.min && self.mode != NontemporalMode::Never;
         if !eligible {
             // SAFETY: forwarded contract.
-            unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+            unsafe { copy::copy(dst, src, len) };
             return false;
         }
         if self.mode == NontemporalMode::Always {
@@ -253,7 +253,7 @@ impl Stores {
                 if far {
                     streaming(dst, src, len)
                 } else {
-                    std::ptr::copy_nonoverlapping(src, dst, len)
+                    copy::copy(dst, src, len)
                 }
             };
             return far;
@@ -263,7 +263,7 @@ impl Stores {
         self.since.set(0);
         let start = Instant::now();
         // SAFETY: forwarded contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        unsafe { copy::copy(dst, src, len) };
         let ns = start.elapsed().as_nanos() as f64;
         let next = verdict.after(len, ns);
         if next.far != verdict.far {
