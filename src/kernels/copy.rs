@@ -107,6 +107,43 @@ mod x86 {
         }
     }
 
+    /// Non-temporal stores of whole cache lines: the head up to the first
+    /// line boundary and the tail with ordinary stores, every line between
+    /// with one 64-byte streaming store, then a store fence (see
+    /// `super::copy_streaming`).
+    ///
+    /// # Safety
+    /// As `super::copy`, with `len >= 64` and AVX-512F present.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn stream_avx512(dst: *mut u8, src: *const u8, len: usize) {
+        const V: usize = 64;
+        let head = ((V - dst as usize % V) % V).min(len);
+        // SAFETY (whole body): every access lies within [0, len) of the
+        // caller's ranges; stores from `head` on are 64-byte aligned.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, head);
+            let mut at = head;
+            while at + 4 * V <= len {
+                let (s, d) = (src.add(at), dst.add(at));
+                let a = _mm512_loadu_si512(s.cast());
+                let b = _mm512_loadu_si512(s.add(V).cast());
+                let c = _mm512_loadu_si512(s.add(2 * V).cast());
+                let e = _mm512_loadu_si512(s.add(3 * V).cast());
+                _mm512_stream_si512(d.cast(), a);
+                _mm512_stream_si512(d.add(V).cast(), b);
+                _mm512_stream_si512(d.add(2 * V).cast(), c);
+                _mm512_stream_si512(d.add(3 * V).cast(), e);
+                at += 4 * V;
+            }
+            while at + V <= len {
+                _mm512_stream_si512(dst.add(at).cast(), _mm512_loadu_si512(src.add(at).cast()));
+                at += V;
+            }
+            std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), len - at);
+            _mm_sfence();
+        }
+    }
+
     /// The AVX-512 loop, as `copy_avx2` with 64-byte vectors: each aligned
     /// store writes one whole cache line.
     ///
@@ -185,12 +222,23 @@ pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize) -> bool {
 }
 
 /// Copies `len` bytes from `src` to `dst` with non-temporal stores where
-/// the destination is 16-byte aligned (the head before that with an
-/// ordinary copy), then orders them like ordinary stores (`sfence`).
+/// the destination is aligned to them (the head before that and the tail
+/// with an ordinary copy), then orders them like ordinary stores (`sfence`).
+/// With AVX-512 each store writes one whole cache line, else 16 bytes:
+/// np=2, 16 MiB, one launch against the other on two communicators taking
+/// turns (3 launches, fresh data before every call), the 16-byte stores
+/// took 1.12x the time in Allgather and Gather, 1.13x in Alltoall, 1.07x in
+/// Scatter; queue fills under `coll_sharm_nontemporal always` at 64 KiB-1
+/// MiB the same (0.97-1.02x).
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes, not overlapping.
 pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if len >= 128 && isa::detect() == Isa::Avx512 {
+        // SAFETY: forwarded contract; the CPU has AVX-512.
+        return unsafe { x86::stream_avx512(dst, src, len) };
+    }
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
@@ -315,9 +363,11 @@ mod tests {
     #[test]
     fn streaming_copy_is_a_copy() {
         let src: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
-        for dst_off in 0..16 {
+        for dst_off in [0, 1, 7, 15, 16, 17, 31, 32, 48, 63] {
             for src_off in [0, 1, 5, 16] {
-                for len in [0, 1, 15, 16, 17, 31, 33, 100, 1000, 4000] {
+                for len in [
+                    0, 1, 15, 16, 17, 31, 33, 100, 127, 128, 129, 255, 256, 257, 1000, 4000,
+                ] {
                     let mut dst = vec![0xAAu8; 4200];
                     // SAFETY: both ranges lie within their vectors.
                     unsafe {
