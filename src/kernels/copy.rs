@@ -28,8 +28,8 @@ const VECTOR_MIN: usize = 2048;
 /// either.
 ///
 /// Why not `memcpy`: measured with glibc's `rep movsb` switched off by its
-/// tunable (`glibc.cpu.x86_rep_movsb_threshold=1000000000`), np=2, 6
-/// alternated launches each with the cores near (2026-11-26): Allgather 64
+/// tunable (`glibc.cpu.x86_rep_movsb_threshold=1000000000`), np=2, the 5
+/// of 6 alternated launches each with the cores near (2026-11-26): Allgather 64
 /// KiB / 256 KiB / 1 MiB 7.98 / 34.2 / 123 -> 5.91 / 20.4 / 105 us,
 /// Alltoall 1 MiB 154 -> 88, Bcast 1 MiB 57.7 -> 39.5, Reduce 256 KiB 14.0
 /// -> 9.9, every one of 16 cells of 16 KiB-1 MiB faster.

@@ -57,7 +57,13 @@
 //! at 128 KiB-4 MiB (Scatter, Reduce, Bcast, Allgather) found no direction
 //! in either placement.  `Consecutive` keeps places of one fragment (np=4
 //! on 2 cores, 4 launches: 1 MiB Allgather, Alltoall, Gather and Scatter
-//! ran 1.2-1.3x slower with spans).
+//! ran 1.2-1.3x slower with spans).  Measured later one launch against the
+//! other (`bench/paired_ab.c`, fresh data), operations that take two
+//! operation numbers per call lose: Scatter 64/128 KiB and Gather 64 KiB
+//! took 1.09x the time, Allreduce 64/128 KiB 1.18/1.07x.  An even step
+//! visits only half of a power-of-two number of places, which halves their
+//! reuse distance; an odd number of places recovered part of it (README,
+//! 2026-11-26 morning), not adopted yet.
 //!
 //! # Publishing (one write serves all readers)
 //! The writer fills the slot, stores `len` and `wseq` (relaxed), then `lap`
