@@ -66,46 +66,75 @@ fn vector_loop(len: usize) -> Option<Isa> {
 mod x86 {
     use std::arch::x86_64::*;
 
-    /// The AVX2 loop: one unaligned vector, then aligned stores of four
-    /// vectors (two cache lines) per step, then the last vector unaligned
-    /// (it may overlap bytes already stored, with the same values).
-    ///
-    /// # Safety
-    /// As `super::copy`, with `len >= 32` and AVX2 present.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn copy_avx2(dst: *mut u8, src: *const u8, len: usize) {
-        const V: usize = 32;
-        debug_assert!(len >= V);
-        // SAFETY (whole body): every access lies within [0, len) of the
-        // caller's ranges; `at` is a multiple of V past `dst` once aligned.
-        unsafe {
-            _mm256_storeu_si256(dst.cast(), _mm256_loadu_si256(src.cast()));
-            let mut at = V - dst as usize % V;
-            while at + 4 * V <= len {
-                let (s, d) = (src.add(at), dst.add(at));
-                let a = _mm256_loadu_si256(s.cast());
-                let b = _mm256_loadu_si256(s.add(V).cast());
-                let c = _mm256_loadu_si256(s.add(2 * V).cast());
-                let e = _mm256_loadu_si256(s.add(3 * V).cast());
-                _mm256_store_si256(d.cast(), a);
-                _mm256_store_si256(d.add(V).cast(), b);
-                _mm256_store_si256(d.add(2 * V).cast(), c);
-                _mm256_store_si256(d.add(3 * V).cast(), e);
-                at += 4 * V;
-            }
-            while at + V <= len {
-                _mm256_store_si256(dst.add(at).cast(), _mm256_loadu_si256(src.add(at).cast()));
-                at += V;
-            }
-            if at < len {
-                let last = len - V;
-                _mm256_storeu_si256(
-                    dst.add(last).cast(),
-                    _mm256_loadu_si256(src.add(last).cast()),
-                );
-            }
-        }
+    /// Four vectors of `$v` bytes from `$src + $at` to `$dst + $at`:
+    /// unaligned loads, then the stores `$store` (aligned or streaming).
+    macro_rules! four_vectors {
+        ($src:expr, $dst:expr, $at:expr, $v:expr, $load:ident, $store:ident) => {{
+            let (s, d) = ($src.add($at), $dst.add($at));
+            let a = $load(s.cast());
+            let b = $load(s.add($v).cast());
+            let c = $load(s.add(2 * $v).cast());
+            let e = $load(s.add(3 * $v).cast());
+            $store(d.cast(), a);
+            $store(d.add($v).cast(), b);
+            $store(d.add(2 * $v).cast(), c);
+            $store(d.add(3 * $v).cast(), e);
+        }};
     }
+
+    /// A copy loop over vectors of `$v` bytes: one unaligned vector, then
+    /// aligned stores of four vectors per step (two cache lines with AVX2,
+    /// four with AVX-512, each store then one whole line), then the last
+    /// vector unaligned (it may overlap bytes already stored, with the same
+    /// values).
+    macro_rules! copy_loop {
+        ($name:ident, $feature:literal, $v:expr, $load:ident, $storeu:ident, $store:ident) => {
+            /// # Safety
+            /// As `super::copy`, with `len` at least one vector and the
+            /// instructions present.
+            #[target_feature(enable = $feature)]
+            pub unsafe fn $name(dst: *mut u8, src: *const u8, len: usize) {
+                const V: usize = $v;
+                debug_assert!(len >= V);
+                // SAFETY (whole body): every access lies within [0, len) of
+                // the caller's ranges; `at` is a multiple of V past `dst`
+                // once aligned.
+                unsafe {
+                    $storeu(dst.cast(), $load(src.cast()));
+                    let mut at = V - dst as usize % V;
+                    while at + 4 * V <= len {
+                        four_vectors!(src, dst, at, V, $load, $store);
+                        at += 4 * V;
+                    }
+                    while at + V <= len {
+                        $store(dst.add(at).cast(), $load(src.add(at).cast()));
+                        at += V;
+                    }
+                    if at < len {
+                        let last = len - V;
+                        $storeu(dst.add(last).cast(), $load(src.add(last).cast()));
+                    }
+                }
+            }
+        };
+    }
+
+    copy_loop!(
+        copy_avx2,
+        "avx2",
+        32,
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_store_si256
+    );
+    copy_loop!(
+        copy_avx512,
+        "avx512f",
+        64,
+        _mm512_loadu_si512,
+        _mm512_storeu_si512,
+        _mm512_store_si512
+    );
 
     /// Non-temporal stores of whole cache lines: the head up to the first
     /// line boundary and the tail with ordinary stores, every line between
@@ -113,7 +142,7 @@ mod x86 {
     /// `super::copy_streaming`).
     ///
     /// # Safety
-    /// As `super::copy`, with `len >= 64` and AVX-512F present.
+    /// As `super::copy`, with AVX-512F present.
     #[target_feature(enable = "avx512f")]
     pub unsafe fn stream_avx512(dst: *mut u8, src: *const u8, len: usize) {
         const V: usize = 64;
@@ -124,15 +153,7 @@ mod x86 {
             std::ptr::copy_nonoverlapping(src, dst, head);
             let mut at = head;
             while at + 4 * V <= len {
-                let (s, d) = (src.add(at), dst.add(at));
-                let a = _mm512_loadu_si512(s.cast());
-                let b = _mm512_loadu_si512(s.add(V).cast());
-                let c = _mm512_loadu_si512(s.add(2 * V).cast());
-                let e = _mm512_loadu_si512(s.add(3 * V).cast());
-                _mm512_stream_si512(d.cast(), a);
-                _mm512_stream_si512(d.add(V).cast(), b);
-                _mm512_stream_si512(d.add(2 * V).cast(), c);
-                _mm512_stream_si512(d.add(3 * V).cast(), e);
+                four_vectors!(src, dst, at, V, _mm512_loadu_si512, _mm512_stream_si512);
                 at += 4 * V;
             }
             while at + V <= len {
@@ -141,45 +162,6 @@ mod x86 {
             }
             std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), len - at);
             _mm_sfence();
-        }
-    }
-
-    /// The AVX-512 loop, as `copy_avx2` with 64-byte vectors: each aligned
-    /// store writes one whole cache line.
-    ///
-    /// # Safety
-    /// As `super::copy`, with `len >= 64` and AVX-512F present.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn copy_avx512(dst: *mut u8, src: *const u8, len: usize) {
-        const V: usize = 64;
-        debug_assert!(len >= V);
-        // SAFETY: as in `copy_avx2`.
-        unsafe {
-            _mm512_storeu_si512(dst.cast(), _mm512_loadu_si512(src.cast()));
-            let mut at = V - dst as usize % V;
-            while at + 4 * V <= len {
-                let (s, d) = (src.add(at), dst.add(at));
-                let a = _mm512_loadu_si512(s.cast());
-                let b = _mm512_loadu_si512(s.add(V).cast());
-                let c = _mm512_loadu_si512(s.add(2 * V).cast());
-                let e = _mm512_loadu_si512(s.add(3 * V).cast());
-                _mm512_store_si512(d.cast(), a);
-                _mm512_store_si512(d.add(V).cast(), b);
-                _mm512_store_si512(d.add(2 * V).cast(), c);
-                _mm512_store_si512(d.add(3 * V).cast(), e);
-                at += 4 * V;
-            }
-            while at + V <= len {
-                _mm512_store_si512(dst.add(at).cast(), _mm512_loadu_si512(src.add(at).cast()));
-                at += V;
-            }
-            if at < len {
-                let last = len - V;
-                _mm512_storeu_si512(
-                    dst.add(last).cast(),
-                    _mm512_loadu_si512(src.add(last).cast()),
-                );
-            }
         }
     }
 }
