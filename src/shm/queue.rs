@@ -16,7 +16,7 @@
 //! view in lock-step even for operations whose fragment counts only some
 //! processes know (the v-variants).  A large stream may use fragments `width`
 //! slots wide (a divisor of s): positions then count groups of `width` slots
-//! (`Pos::wide`), and a writer reuses a group once all readers of each of its
+//! (`Pos::spanning`), and a writer reuses a group once all readers of each of its
 //! slots acknowledged them.
 //!
 //! # Where an operation starts ([`Placement`])
@@ -186,16 +186,12 @@ pub struct Pos {
 
 impl Pos {
     pub fn new(op: u64, index: usize) -> Pos {
-        Pos::wide(op, index, 1)
+        Pos::spanning(op, index, 1, 1)
     }
 
     /// Fragment `index` of an operation whose fragments span `width`
-    /// consecutive slots (large messages: fewer, larger fragments).
-    pub fn wide(op: u64, index: usize, width: usize) -> Pos {
-        Pos::spanning(op, index, width, width)
-    }
-
-    /// The same for an operation whose stream takes `span` slots.
+    /// consecutive slots (large messages: fewer, larger fragments) and
+    /// whose stream takes `span` slots (`Shared::cut`).
     pub fn spanning(op: u64, index: usize, width: usize, span: usize) -> Pos {
         Pos {
             op,
@@ -804,18 +800,18 @@ pub(crate) mod tests {
             let stride = Placement::Spread.stride(groups as u64) as usize;
             assert_eq!(stride % 2, 1);
             assert!(groups < 4 || (stride as f64 - 0.618 * groups as f64).abs() <= 1.0);
-            let start = |op: u64| q.place(Pos::wide(op, 0, width)).0 / width;
+            let start = |op: u64| q.place(Pos::spanning(op, 0, width, width)).0 / width;
             let starts: std::collections::HashSet<usize> = (1..=groups as u64).map(start).collect();
             assert_eq!(starts.len(), groups);
             for op in [1u64, 77, u64::MAX - 3] {
-                let (k, lap) = q.place(Pos::wide(op, 0, width));
+                let (k, lap) = q.place(Pos::spanning(op, 0, width, width));
                 assert_eq!(
                     k,
                     (op.wrapping_mul(stride as u64) % groups as u64) as usize * width
                 );
                 assert_eq!(lap, 0);
                 // Fragment i sits i places on, lapping at the ring's end.
-                let (k1, lap1) = q.place(Pos::wide(op, groups, width));
+                let (k1, lap1) = q.place(Pos::spanning(op, groups, width, width));
                 assert_eq!((k1, lap1), (k, 1));
             }
         }
@@ -854,7 +850,7 @@ pub(crate) mod tests {
         for op in [1u64, 9, 300] {
             assert_eq!(
                 consecutive.queues.place(Pos::spanning(op, 2, 4, 64)),
-                consecutive.queues.place(Pos::wide(op, 2, 4))
+                consecutive.queues.place(Pos::spanning(op, 2, 4, 4))
             );
         }
     }
