@@ -17,6 +17,7 @@
 
 use crate::coll::reduction::Reduction;
 use crate::coll::single_copy::Outcome;
+use crate::kernels::copy;
 use crate::shm::channel::Shared;
 use crate::shm::cma::Remote;
 use crate::shm::queue::{Incoming, Readers};
@@ -152,7 +153,7 @@ unsafe fn fold_slice(
         } else {
             let own_c: *const u8 = if own_is_acc {
                 // Our operand comes last in the order; keep it aside.
-                std::ptr::copy_nonoverlapping(acc_c, own_copy, bytes);
+                copy::copy(own_copy, acc_c, bytes);
                 own_copy
             } else {
                 red.own.add(off + at)
@@ -160,7 +161,7 @@ unsafe fn fold_slice(
             for w in (0..p).rev() {
                 let first = w == p - 1;
                 match (w == me, first) {
-                    (true, true) => std::ptr::copy_nonoverlapping(own_c, acc_c, bytes),
+                    (true, true) => copy::copy(acc_c, own_c, bytes),
                     (true, false) => red.fold(own_c, acc_c, n),
                     (false, true) => remote(w).pull(off + at, acc_c, bytes)?,
                     (false, false) => {

@@ -11,7 +11,7 @@
 
 use std::sync::OnceLock;
 
-use crate::kernels::{self, ElemKind, Kernel, OpKind};
+use crate::kernels::{self, copy, ElemKind, Kernel, OpKind};
 use crate::ompi::ffi::{self, Dtype, Op};
 use crate::ompi::params::KernelSource;
 
@@ -137,10 +137,10 @@ impl Combiner {
                     // stage b, fold a into it, move it back.
                     let mut staged = std::slice::from_raw_parts(b, bytes).to_vec();
                     self.op.reduce(a, staged.as_mut_ptr(), n, self.dtype);
-                    std::ptr::copy_nonoverlapping(staged.as_ptr(), out, bytes);
+                    copy::copy(out, staged.as_ptr(), bytes);
                 } else {
                     if out.cast_const() != b {
-                        std::ptr::copy_nonoverlapping(b, out, bytes);
+                        copy::copy(out, b, bytes);
                     }
                     self.op.reduce(a, out, n, self.dtype);
                 }
