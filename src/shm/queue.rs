@@ -20,9 +20,12 @@
 //! slots acknowledged them.
 //!
 //! # Where an operation starts ([`Placement`])
-//! `start(op)` is `op · stride mod groups`, with a stride coprime with the
-//! ring, so any `groups` consecutive single-fragment operations use distinct
-//! slots and a writer can run ahead of slow readers by up to s-1 of them.
+//! `start(op)` is `op · stride mod places`, with a stride coprime with the
+//! number of places, so any `places` consecutive single-fragment operations
+//! use distinct slots and a writer can run ahead of slow readers by that
+//! many.  Under `Consecutive` the places are the ring's `groups`; under
+//! `Spread` a one-slot operation has all s of them, and longer streams a
+//! prime number of places as large as they are ([`Places`]).
 //! With stride 1 (`Consecutive`), operation op+1 starts one place after op,
 //! on the slots op's fragments 1, 2, ... still occupy: the writer's next
 //! operation overwrites lines the reader is copying out at that moment, one
@@ -62,8 +65,7 @@
 //! operation numbers per call lose: Scatter 64/128 KiB and Gather 64 KiB
 //! took 1.09x the time, Allreduce 64/128 KiB 1.18/1.07x.  An even step
 //! visits only half of a power-of-two number of places, which halves their
-//! reuse distance; an odd number of places recovered part of it (README,
-//! 2026-11-26 morning), not adopted yet.
+//! reuse distance; [`Places`] therefore uses a prime number of them.
 //!
 //! # Publishing (one write serves all readers)
 //! The writer fills the slot, stores `len` and `wseq` (relaxed), then `lap`
@@ -225,16 +227,87 @@ pub enum Placement {
     Spread,
 }
 
-impl Placement {
-    /// Places between the starts of consecutive operations in a ring of
-    /// `groups` places: odd, hence coprime with a power of two.
-    #[inline]
-    fn stride(self, groups: u64) -> u64 {
-        match self {
-            // 40503 / 2^16 = 0.618..., the golden ratio's fraction.
-            Placement::Spread if groups.is_power_of_two() => ((groups * 40503) >> 16) | 1,
-            _ => 1,
+/// The places, all multiples of one span, that operations of that span
+/// (two slots or more; one-slot operations: `Queues::one_slot_stride`)
+/// start at under `Spread` in a ring of `starts` such places (a power of
+/// two): the largest prime number of them that fits, and the stride from
+/// one operation's start to the next.
+///
+/// Why a prime: a call that takes k operation numbers (Gather and Scatter
+/// take p, Allreduce's reduce-scatter and allgather one each, a loop of two
+/// calls two) writes a given queue, with streams of one span, every k-th
+/// number.  With a power-of-two number of places an even k meets only
+/// starts/gcd(k, starts) of them, and each slot is rewritten after that
+/// fraction of the ring (np=2, paired launches: Scatter 64/128 KiB and
+/// Gather 64 KiB 1.09x the time of places one fragment wide, Allreduce
+/// 64/128 KiB 1.18/1.07x).  With a prime number P of places every step
+/// k < P meets all of them, each once in P of its operations.  The ring
+/// loses starts - P places: none of 2, one of 4, 8, 32 and 128, 3 of 16
+/// and 64.  (No function of the operation number does better
+/// with all `starts`: one that gives step 1 a full round on every window
+/// of `starts` operations is periodic in `starts`, and step 2 then meets
+/// half of the places.  Shifting each later round by one place, tried
+/// first, fixed even steps but left step 3 a slot back after 0.3-0.7 of
+/// a round.)
+///
+/// The stride is about 0.618 of the places (the golden ratio keeps the last
+/// few operations' starts far apart whatever their sizes), coprime with P
+/// because it lies between 0 and P.  Places are computed several times per
+/// fragment, so both remainders use a multiplication by a precomputed
+/// inverse instead of a division (Lemire's "fastmod"; tens of cycles
+/// saved each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Places {
+    count: u32,
+    stride: u32,
+    /// ceil(2^64 / count): `rem` below.
+    inverse: u64,
+}
+
+impl Places {
+    /// The largest place count a start may use: the largest prime below
+    /// 2^16, so that a start times the stride stays within 32 bits.
+    const MAX: u32 = 65_521;
+
+    fn new(starts: u64) -> Places {
+        let is_prime = |n: u32| {
+            n >= 2
+                && (2..)
+                    .take_while(|d| d * d <= n)
+                    .all(|d| !n.is_multiple_of(d))
+        };
+        let mut count = starts.min(Places::MAX as u64) as u32;
+        while count > 2 && !is_prime(count) {
+            count -= 1;
         }
+        // 40503 / 2^16 = 0.618..., the golden ratio's fraction.
+        let stride = ((count as u64 * 40503 + (1 << 15)) >> 16).max(1) as u32;
+        Places {
+            count,
+            stride,
+            // count 1 (a stream as large as the ring) wraps to 0, and every
+            // remainder is then 0, as it must be.
+            inverse: (u64::MAX / count as u64).wrapping_add(1),
+        }
+    }
+
+    /// `a mod count` for any 32-bit `a`: the fraction a/count is
+    /// `inverse · a` modulo 2^64, and its top 64 bits times count are the
+    /// remainder (exact for 32-bit operands and divisors).
+    #[inline]
+    fn rem(self, a: u32) -> u32 {
+        ((self.inverse.wrapping_mul(a as u64) as u128 * self.count as u128) >> 64) as u32
+    }
+
+    /// The place operation `op` starts at.  Only the low 32 bits of `op`
+    /// take part: once in 2^32 operations the sequence jumps, which costs
+    /// at most one early reuse (where an operation goes is a matter of
+    /// speed only, never of correctness: see "Acknowledging").
+    #[inline]
+    fn start(self, op: u64) -> u64 {
+        let turn = self.rem(op as u32);
+        // turn < count and stride < count <= 2^16: the product fits in u32.
+        self.rem(turn * self.stride) as u64
     }
 }
 
@@ -243,6 +316,17 @@ pub struct Queues {
     base: *mut u8,
     layout: Layout,
     placement: Placement,
+    /// Under `Spread` in a power-of-two ring, at index i the places of a
+    /// ring of 2^i starts (streams that span s/2^i slots); empty otherwise.
+    places: Vec<Places>,
+    /// Under `Spread`, the stride between the starts of operations of one
+    /// slot (messages of up to a fragment) in a power-of-two ring: odd, about
+    /// 0.618 s.  Such operations keep all s places and a multiplication with
+    /// a mask: the prime places' two remainders cost them 1.5-3 % (np=2,
+    /// paired launches, Bcast 8 B 0.120 -> 0.125 us, Allgather 512 B 0.24
+    /// -> 0.26), and with s places in the ring even a call that takes k
+    /// numbers reuses a slot only after s/k calls of at most f bytes each.
+    one_slot_stride: u64,
 }
 
 // SAFETY: all cross-process (and cross-thread) access to the memory behind
@@ -257,10 +341,20 @@ impl Queues {
     /// before first use by any process, and alive as long as the `Queues`.
     /// Every process of the segment must pass the same `placement`.
     pub unsafe fn new(base: *mut u8, layout: Layout, placement: Placement) -> Queues {
+        let places = match placement {
+            Placement::Spread if layout.s.is_power_of_two() => (0..=layout.s.trailing_zeros())
+                .map(|i| Places::new(1 << i))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let s = layout.s as u64;
         Queues {
             base,
             layout,
             placement,
+            places,
+            // 40503 / 2^16 = 0.618..., the golden ratio's fraction.
+            one_slot_stride: ((s * 40503) >> 16) | 1,
         }
     }
 
@@ -355,8 +449,14 @@ impl Queues {
         let (starts, step) = ((s / span) as u64, (span / pos.width) as u64);
         if groups.is_power_of_two() && starts.is_power_of_two() {
             let (mask, shift) = (groups - 1, groups.trailing_zeros());
-            // Wrapping is harmless: a multiple of 2^64 is one of `starts`.
-            let start = (pos.op.wrapping_mul(self.placement.stride(starts)) & (starts - 1)) * step;
+            let start = match self.placement {
+                // One-slot operations keep all s places (`one_slot_stride`).
+                Placement::Spread if pos.span == 1 => {
+                    pos.op.wrapping_mul(self.one_slot_stride) & mask
+                }
+                Placement::Spread => self.places[starts.trailing_zeros() as usize].start(pos.op),
+                Placement::Consecutive => pos.op & (starts - 1),
+            } * step;
             let position = start + pos.index;
             return ((position & mask) as usize * pos.width, position >> shift);
         }
@@ -788,26 +888,68 @@ pub(crate) mod tests {
         assert_eq!(slots, vec![1, 2, 3, 0, 1, 2, 3, 0]);
     }
 
-    /// Spread: consecutive operations start 0.618 of the ring apart (an odd
-    /// stride), every `groups` consecutive ones on distinct places, for
-    /// every width; the fragments of one operation stay consecutive.
+    /// The prime place counts and their strides; `rem` is `%` for every
+    /// 32-bit operand of every count (spot checks and the edges).
+    #[test]
+    fn places_are_prime_with_a_golden_stride() {
+        let counts: Vec<u32> = (0..=20).map(|i| Places::new(1 << i).count).collect();
+        assert_eq!(&counts[..10], &[1, 2, 3, 7, 13, 31, 61, 127, 251, 509]);
+        assert_eq!(counts[20], Places::MAX);
+        for starts in (0..=20).map(|i| 1u64 << i) {
+            let places = Places::new(starts);
+            let (n, stride) = (places.count, places.stride);
+            assert!(n == 1 || (stride > 0 && stride < n), "starts {starts}");
+            assert!(n < 8 || (stride as f64 - 0.618_034 * n as f64).abs() <= 1.0);
+            let edges = [
+                0,
+                1,
+                n - 1,
+                n,
+                n + 1,
+                2 * n - 1,
+                65_535,
+                u32::MAX - 1,
+                u32::MAX,
+            ];
+            for a in edges
+                .into_iter()
+                .chain((0..1000).map(|i| i * 4_294_967 + 13))
+            {
+                assert_eq!(places.rem(a), a % n, "{a} mod {n}");
+            }
+        }
+    }
+
+    /// Spread: consecutive operations start about 0.618 of the places apart,
+    /// every `places` consecutive ones on distinct places, for every width;
+    /// the fragments of one operation stay consecutive.
     #[test]
     fn spread_operations_start_far_apart() {
         let seg = TestSegment::placed(Layout::new(2, 256, 64).unwrap(), Placement::Spread);
         let q = &seg.queues;
         for width in [1usize, 2, 4, 8, 64, 128] {
             let groups = 256 / width;
-            let stride = Placement::Spread.stride(groups as u64) as usize;
-            assert_eq!(stride % 2, 1);
-            assert!(groups < 4 || (stride as f64 - 0.618 * groups as f64).abs() <= 1.0);
+            let mut places = Places::new(groups as u64);
+            if width == 1 {
+                // One-slot operations: all s places, an odd golden stride.
+                assert_eq!(q.one_slot_stride % 2, 1);
+                assert!((q.one_slot_stride as f64 - 0.618 * 256.0).abs() <= 1.0);
+                places.count = 256;
+                places.stride = q.one_slot_stride as u32;
+            }
             let start = |op: u64| q.place(Pos::spanning(op, 0, width, width)).0 / width;
-            let starts: std::collections::HashSet<usize> = (1..=groups as u64).map(start).collect();
-            assert_eq!(starts.len(), groups);
+            let seen: std::collections::HashSet<usize> =
+                (1..=places.count as u64).map(start).collect();
+            assert_eq!(seen.len(), places.count as usize);
             for op in [1u64, 77, u64::MAX - 3] {
                 let (k, lap) = q.place(Pos::spanning(op, 0, width, width));
+                let turn = match width {
+                    1 => op % 256,
+                    _ => (op as u32 % places.count) as u64,
+                };
                 assert_eq!(
                     k,
-                    (op.wrapping_mul(stride as u64) % groups as u64) as usize * width
+                    (turn * places.stride as u64 % places.count as u64) as usize * width
                 );
                 assert_eq!(lap, 0);
                 // Fragment i sits i places on, lapping at the ring's end.
@@ -823,23 +965,45 @@ pub(crate) mod tests {
         assert_eq!(slots, vec![1, 2, 3, 4]);
     }
 
-    /// Spread with spans: an operation starts at a multiple of its span,
-    /// its fragments follow one another from there, and consecutive
-    /// operations of one span visit every one of the s/span starts before
-    /// they come back to a start (each slot is reused only after the whole
-    /// ring has been written).  Consecutive ignores the span.
+    /// Spread with spans: an operation starts at a multiple of its span and
+    /// its fragments follow one another from there.  Operations of one span
+    /// that a queue sees every k-th operation number (a call that takes k
+    /// numbers) visit all the span's places, and a place comes back only
+    /// after `places` of them, for every step k below the place count, odd
+    /// or even.  With a power-of-two number of places an even k met half of
+    /// them.  Consecutive ignores the span.
     #[test]
-    fn spread_operations_start_on_their_span() {
+    fn spread_operations_start_on_their_span_for_every_step() {
         let seg = TestSegment::placed(Layout::new(2, 256, 64).unwrap(), Placement::Spread);
         let q = &seg.queues;
-        for (width, span) in [(1usize, 1usize), (1, 4), (4, 16), (4, 128), (8, 64)] {
-            let starts = 256 / span;
-            let start = |op: u64| q.place(Pos::spanning(op, 0, width, span)).0;
-            let seen: std::collections::HashSet<usize> = (1..=starts as u64).map(start).collect();
-            assert_eq!(seen.len(), starts, "width {width} span {span}");
-            assert!(seen.iter().all(|k| k % span == 0));
+        for (width, span) in [(1usize, 2usize), (1, 4), (4, 16), (4, 32), (8, 64)] {
+            let places = Places::new(256 / span as u64).count as u64;
+            for k in 1..places.min(9) {
+                for first in [1u64, 5, (1 << 32) - 7] {
+                    let start = |j: u64| q.place(Pos::spanning(first + k * j, 0, width, span)).0;
+                    let mut last = std::collections::HashMap::new();
+                    for j in 0..3 * places {
+                        let k0 = start(j);
+                        assert_eq!(k0 % span, 0);
+                        if let Some(before) = last.insert(k0, j) {
+                            // Across the 2^32 jump one early reuse is allowed.
+                            let jumped = (first + k * before) >> 32 != (first + k * j) >> 32;
+                            assert!(
+                                jumped || j - before == places,
+                                "width {width} span {span} step {k}: slot {k0} again after {}",
+                                j - before
+                            );
+                        }
+                    }
+                    assert_eq!(
+                        last.len() as u64,
+                        places,
+                        "width {width} span {span} step {k}"
+                    );
+                }
+            }
             for op in [3u64, 1000] {
-                let k = start(op);
+                let k = q.place(Pos::spanning(op, 0, width, span)).0;
                 for i in 0..span / width {
                     let (ki, lap) = q.place(Pos::spanning(op, i, width, span));
                     assert_eq!((ki, lap), (k + i * width, 0));
