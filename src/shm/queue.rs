@@ -324,8 +324,9 @@ pub struct Queues {
     base: *mut u8,
     layout: Layout,
     placement: Placement,
-    /// Under `Spread` in a power-of-two ring, at index i the places of a
-    /// ring of 2^i starts (streams that span s/2^i slots); empty otherwise.
+    /// Under `Spread`, at index i the places of a ring of 2^i starts
+    /// (streams that span s/2^i slots), for every power of two up to s;
+    /// empty under `Consecutive`.
     places: Vec<Places>,
     /// Under `Spread`, the stride between the starts of operations of one
     /// slot (messages of up to a fragment) in a power-of-two ring: odd, about
@@ -349,11 +350,13 @@ impl Queues {
     /// before first use by any process, and alive as long as the `Queues`.
     /// Every process of the segment must pass the same `placement`.
     pub unsafe fn new(base: *mut u8, layout: Layout, placement: Placement) -> Queues {
+        // Every power of two up to s: a ring of s = 6 slots cut in groups
+        // of 3 has 2 of them, and streams of 3 slots 2 starts.
         let places = match placement {
-            Placement::Spread if layout.s.is_power_of_two() => (0..=layout.s.trailing_zeros())
+            Placement::Spread => (0..=layout.s.ilog2())
                 .map(|i| Places::new(1 << i))
                 .collect(),
-            _ => Vec::new(),
+            Placement::Consecutive => Vec::new(),
         };
         let s = layout.s as u64;
         Queues {
@@ -971,6 +974,12 @@ pub(crate) mod tests {
             .map(|op| six.queues.place(Pos::new(op, 0)).0)
             .collect();
         assert_eq!(slots, vec![1, 2, 3, 4]);
+        // Its groups of 3 slots are a power of two (2): spread over the
+        // prime places of a ring of 2 starts, as in any other ring.
+        for op in 1..=4u64 {
+            let (k, lap) = six.queues.place(Pos::spanning(op, 0, 3, 3));
+            assert_eq!((k, lap), ((op % 2) as usize * 3, 0));
+        }
     }
 
     /// Spread with spans: an operation starts at a multiple of its span and
