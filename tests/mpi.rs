@@ -345,6 +345,17 @@ fn np4_odd_geometry_s5_f192() {
     odd(4, "5", "192");
 }
 
+/// A slot count that is not a power of two, whose fragments of 3 and 6
+/// slots still make power-of-two rings of places (6 slots in groups of 3,
+/// 12 in groups of 3 or 6): streams of 24 KiB and more take the spread
+/// placement's prime places there too (np=2: a core per process).
+#[test]
+fn np2_odd_geometry_s6_s12_f8192() {
+    for slots in ["6", "12"] {
+        odd(2, slots, "8192");
+    }
+}
+
 #[test]
 fn np3_small_geometry_packed() {
     let mca = [
