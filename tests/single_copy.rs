@@ -183,6 +183,38 @@ fn nontemporal_queue_stores_deliver_every_operation() {
     }
 }
 
+/// With a core per process, Allgather's own block goes to the receive
+/// buffer in the pass of its fills into the queue (every process says so
+/// once, at verbose 100), and every value still arrives, Allgatherv and
+/// in place included; on a crowded node (np=3 on 2 cores) it does not.
+#[test]
+fn allgather_copies_its_own_block_with_its_fills_on_a_core_each() {
+    let said = "MPI_Allgather(v): own block copied in the pass of its fills";
+    for np in [2, 3] {
+        let out = run(
+            np,
+            "queues",
+            &[
+                ("coll_sharm_single_copy", "none"),
+                ("coll_sharm_verbose", "100"),
+            ],
+            &[],
+            &[],
+        );
+        let processes = out.matches(said).count();
+        if np <= cores() {
+            assert_eq!(processes, np, "every process, once:\n{out}");
+        } else {
+            assert_eq!(processes, 0, "not on a crowded node:\n{out}");
+        }
+    }
+}
+
+/// CPUs this test may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 #[test]
 fn none_keeps_the_queues_and_says_so() {
     let out = run(

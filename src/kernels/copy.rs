@@ -51,6 +51,33 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
+/// Copies `len` bytes from `src` to both `dst` and `also` in one pass: each
+/// vector is loaded once and stored twice (stores aligned on `dst`).  For a
+/// sender whose block goes both to its queue and to its own place in its
+/// receive buffer (Allgather): the second copy then costs its stores but
+/// not a second read of the block.
+///
+/// # Safety
+/// `src` readable and `dst` and `also` writable for `len` bytes, none of
+/// the three overlapping.
+#[inline]
+pub unsafe fn copy_twice(dst: *mut u8, also: *mut u8, src: *const u8, len: usize) {
+    match vector_loop(len) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: forwarded contract; the CPU has the instructions and
+        // `len` is at least one vector.
+        Some(Isa::Avx512) => unsafe { x86::copy_twice_avx512(dst, also, src, len) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        Some(Isa::Avx2) => unsafe { x86::copy_twice_avx2(dst, also, src, len) },
+        // SAFETY: forwarded contract.
+        _ => unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, len);
+            std::ptr::copy_nonoverlapping(src, also, len);
+        },
+    }
+}
+
 /// Which vector loop `copy` runs for `len` bytes (None: `memcpy`).
 #[inline]
 fn vector_loop(len: usize) -> Option<Isa> {
@@ -129,6 +156,72 @@ mod x86 {
     );
     copy_loop!(
         copy_avx512,
+        "avx512f",
+        64,
+        _mm512_loadu_si512,
+        _mm512_storeu_si512,
+        _mm512_store_si512
+    );
+
+    /// `copy_loop` with a second destination: every vector loaded once and
+    /// stored to both, aligned on `dst` and unaligned on `also`, two vectors
+    /// per step (four would hold eight registers' worth of stores in
+    /// flight for no gain in a loop that is bound by its stores).
+    macro_rules! copy_twice_loop {
+        ($name:ident, $feature:literal, $v:expr, $load:ident, $storeu:ident, $store:ident) => {
+            /// # Safety
+            /// As `super::copy_twice`, with `len` at least one vector and
+            /// the instructions present.
+            #[target_feature(enable = $feature)]
+            pub unsafe fn $name(dst: *mut u8, also: *mut u8, src: *const u8, len: usize) {
+                const V: usize = $v;
+                debug_assert!(len >= V);
+                // SAFETY (whole body): every access lies within [0, len) of
+                // the caller's ranges; `at` is a multiple of V past `dst`
+                // once aligned.
+                unsafe {
+                    let first = $load(src.cast());
+                    $storeu(dst.cast(), first);
+                    $storeu(also.cast(), first);
+                    let mut at = V - dst as usize % V;
+                    while at + 2 * V <= len {
+                        let a = $load(src.add(at).cast());
+                        let b = $load(src.add(at + V).cast());
+                        $store(dst.add(at).cast(), a);
+                        $store(dst.add(at + V).cast(), b);
+                        $storeu(also.add(at).cast(), a);
+                        $storeu(also.add(at + V).cast(), b);
+                        at += 2 * V;
+                    }
+                    // Fewer than two vectors are left: one whole vector,
+                    // then the last vector of the range (it may overlap
+                    // bytes already stored, with the same values).
+                    let tail = |at: usize| {
+                        let v = $load(src.add(at).cast());
+                        $storeu(dst.add(at).cast(), v);
+                        $storeu(also.add(at).cast(), v);
+                    };
+                    if at + V <= len {
+                        tail(at);
+                    }
+                    if at < len {
+                        tail(len - V);
+                    }
+                }
+            }
+        };
+    }
+
+    copy_twice_loop!(
+        copy_twice_avx2,
+        "avx2",
+        32,
+        _mm256_loadu_si256,
+        _mm256_storeu_si256,
+        _mm256_store_si256
+    );
+    copy_twice_loop!(
+        copy_twice_avx512,
         "avx512f",
         64,
         _mm512_loadu_si512,
@@ -256,6 +349,56 @@ pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
 #[cfg(test)]
 mod tests {
     use super::{copy, copy_local, copy_streaming, Isa};
+
+    /// `copy_twice` and its vector loops: lengths around the loops' edges
+    /// (one, two and three vectors and their neighbours), destinations
+    /// aligned and not, each differently: both copies arrive, and nothing
+    /// around either destination is touched.
+    #[test]
+    fn copies_to_two_places_are_copies() {
+        type Twice = unsafe fn(*mut u8, *mut u8, *const u8, usize);
+        let src: Vec<u8> = (0..20_000u32).map(|i| (i * 11 + 5) as u8).collect();
+        let mut ways: Vec<(&str, Twice)> = vec![("copy_twice", super::copy_twice)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::kernels::isa::detect;
+            if detect() as u8 >= Isa::Avx2 as u8 {
+                ways.push(("avx2", super::x86::copy_twice_avx2));
+            }
+            if detect() == Isa::Avx512 {
+                ways.push(("avx512", super::x86::copy_twice_avx512));
+            }
+        }
+        for (name, way) in ways {
+            let shortest = if name == "copy_twice" { 0 } else { 64 };
+            let lens = [
+                0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 255, 300, 2048, 4097, 16_385,
+            ];
+            for len in lens.into_iter().filter(|&l| l >= shortest) {
+                for (dst_off, also_off) in [(0, 0), (1, 5), (31, 63), (33, 0), (63, 17)] {
+                    let (mut dst, mut also) = (vec![0xAAu8; 17_000], vec![0x55u8; 17_000]);
+                    let (at, at2) = (128 + dst_off, 256 + also_off);
+                    // SAFETY: all three ranges lie within their vectors.
+                    unsafe {
+                        way(
+                            dst.as_mut_ptr().add(at),
+                            also.as_mut_ptr().add(at2),
+                            src.as_ptr().add(3),
+                            len,
+                        )
+                    };
+                    let want = &src[3..3 + len];
+                    assert_eq!(&dst[at..at + len], want, "{name} {len}");
+                    assert_eq!(&also[at2..at2 + len], want, "{name} {len}");
+                    assert!(dst[..at].iter().chain(&dst[at + len..]).all(|&b| b == 0xAA));
+                    assert!(also[..at2]
+                        .iter()
+                        .chain(&also[at2 + len..])
+                        .all(|&b| b == 0x55));
+                }
+            }
+        }
+    }
 
     /// Lengths around the vector loop's edges, every destination offset
     /// within a vector and a few source offsets, through `copy` and through

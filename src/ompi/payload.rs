@@ -155,6 +155,30 @@ impl SelfCopy {
         }
     }
 
+    /// Hands the copy over to a sender that reads the block from `src`
+    /// anyway (`Shared::send_copying`): the address to copy it to, when the
+    /// block is `bytes` bytes read from `src` on both ends of one byte
+    /// range each, apart, and small enough to stay cached (larger own
+    /// blocks stream on their own: `copy::copy_local`).  None: the copy
+    /// stays here, for `run`.
+    pub fn hand_over(&mut self, src: *const u8, bytes: usize) -> Option<*mut u8> {
+        let (from, to) = self.pending.as_ref()?;
+        let (Movement::Contiguous { offset: a }, Movement::Contiguous { offset: b }) =
+            (from.movement(), to.movement())
+        else {
+            return None;
+        };
+        let (from_addr, to_addr) = (from.buf.wrapping_offset(a), to.buf.wrapping_offset(b));
+        let apart = from_addr as usize + bytes <= to_addr as usize
+            || to_addr as usize + bytes <= from_addr as usize;
+        let fits = from.bytes() == bytes && to.bytes() == bytes && !copy::streams(bytes);
+        if !(std::ptr::eq(from_addr, src) && apart && fits) {
+            return None;
+        }
+        self.pending = None;
+        Some(to_addr)
+    }
+
     /// Copies now, unless done already.
     pub fn run(&mut self) {
         if let Some((from, to)) = self.pending.take() {

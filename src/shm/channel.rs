@@ -443,6 +443,42 @@ impl Shared {
         self.writer.publish(&self.queues, pos, len, readers);
     }
 
+    /// `send` of fragment `i` of the contiguous stream at `base`, whose
+    /// bytes also go to the same offsets at `also` in the same pass
+    /// (`Stores::fill`): a sender's own block in Allgather, bound both for
+    /// its queue and for its place in its receive buffer.
+    ///
+    /// Why, and what it saved: `coll::allgather::exchange`.
+    ///
+    /// # Safety
+    /// `base` readable and `also` writable for `cut.bytes` bytes, not
+    /// overlapping.
+    pub unsafe fn send_copying(
+        &mut self,
+        base: *const u8,
+        also: *mut u8,
+        cut: Cut,
+        op: u64,
+        i: usize,
+        readers: Readers<'_>,
+    ) {
+        let (len, offset) = (cut.len(i), i * cut.size);
+        let pos = cut.pos(op, i);
+        let dst = self.writer.reserve(&self.queues, &self.waiter, pos, len);
+        // SAFETY: `dst` is our reserved slot of >= len bytes; the caller's
+        // ranges hold the fragment at `offset`.
+        unsafe {
+            self.fill_also(
+                dst,
+                Some(also.add(offset)),
+                base.add(offset),
+                len,
+                cut.bytes,
+            )
+        };
+        self.writer.publish(&self.queues, pos, len, readers);
+    }
+
     /// Copies `len` bytes from `src` into our reserved slot `dst`, one
     /// fragment of a stream of `stream_bytes` bytes: with ordinary or
     /// non-temporal stores, as `stores` decides.
@@ -450,6 +486,23 @@ impl Shared {
     /// # Safety
     /// `dst` is writable and `src` readable for `len` bytes, not overlapping.
     pub unsafe fn fill(&self, dst: *mut u8, src: *const u8, len: usize, stream_bytes: usize) {
+        // SAFETY: forwarded contract.
+        unsafe { self.fill_also(dst, None, src, len, stream_bytes) }
+    }
+
+    /// `fill` that also copies the bytes to `also` (`Stores::fill`).
+    ///
+    /// # Safety
+    /// As `fill`, with `also` (if any) writable for `len` bytes and
+    /// overlapping neither.
+    unsafe fn fill_also(
+        &self,
+        dst: *mut u8,
+        also: Option<*mut u8>,
+        src: *const u8,
+        len: usize,
+        stream_bytes: usize,
+    ) {
         // A window of readers per call, moving on with every operation
         // (worked out only when asked: small fills are on the latency path).
         let readers_far = || {
@@ -459,7 +512,10 @@ impl Shared {
                 .readers_far(self.me, recent, first, REPORTS_LOOKED_AT)
         };
         // SAFETY: forwarded contract.
-        let nontemporal = unsafe { self.stores.fill(dst, src, len, stream_bytes, readers_far) };
+        let nontemporal = unsafe {
+            self.stores
+                .fill(dst, also, src, len, stream_bytes, readers_far)
+        };
         self.mark_stores(dst, len, nontemporal);
     }
 

@@ -196,34 +196,48 @@ impl Stores {
     }
 
     /// Copies `len` bytes from `src` into our reserved slot `dst`, one
-    /// fragment of a stream of `stream_bytes` bytes; returns whether it used
-    /// non-temporal stores.  `readers_far` says whether a reader of our
+    /// fragment of a stream of `stream_bytes` bytes, and, when `also` is
+    /// given, to `also` too (ordinary stores, in the same pass when the slot
+    /// takes ordinary ones: `copy::copy_twice`); returns whether the slot
+    /// took non-temporal stores.  `readers_far` says whether a reader of our
     /// queue reported slow reads lately; it is asked at the first fill of a
     /// call that the readers time (`READ_TIMED_MIN`, `READ_TIMED_STREAM_MAX`).
     ///
     /// # Safety
-    /// `dst` is writable and `src` readable for `len` bytes, not
+    /// `dst` (and `also`) writable and `src` readable for `len` bytes, none
     /// overlapping.
     pub unsafe fn fill(
         &self,
         dst: *mut u8,
+        also: Option<*mut u8>,
         src: *const u8,
         len: usize,
         stream_bytes: usize,
         readers_far: impl FnOnce() -> bool,
     ) -> bool {
+        // SAFETY (both): forwarded contract.
+        let ordinary = || unsafe {
+            match also {
+                Some(also) => copy::copy_twice(dst, also, src, len),
+                None => copy::copy(dst, src, len),
+            }
+        };
+        let nontemporal = || unsafe {
+            streaming(dst, src, len);
+            if let Some(also) = also {
+                copy::copy(also, src, len);
+            }
+        };
         let eligible = stream_bytes >= self.min && self.mode != NontemporalMode::Never;
         if !eligible {
-            // SAFETY: forwarded contract.
-            unsafe { copy::copy(dst, src, len) };
+            ordinary();
             return false;
         }
         if self.mode == NontemporalMode::Always {
             if !self.said.replace(true) {
                 trace!("queue stores: non-temporal fills (coll_sharm_nontemporal always)");
             }
-            // SAFETY: forwarded contract.
-            unsafe { streaming(dst, src, len) };
+            nontemporal();
             return true;
         }
         // The readers' reports speak for the fragments they time (and can
@@ -248,23 +262,26 @@ impl Stores {
         let every = if far { RECHECK_EVERY } else { SAMPLE_EVERY };
         if since < every || len < TIMED_MIN {
             self.since.set(since.min(every));
-            // SAFETY: forwarded contract.
-            unsafe {
-                if far {
-                    streaming(dst, src, len)
-                } else {
-                    copy::copy(dst, src, len)
-                }
-            };
+            if far {
+                nontemporal();
+            } else {
+                ordinary();
+            }
             return far;
         }
         // An ordinary fill, timed; while non-temporal, it is also the
-        // readers' chance to time an ordinary fragment again.
+        // readers' chance to time an ordinary fragment again.  The timing
+        // covers the slot's copy alone (`also` follows it), so that a
+        // second destination does not read as slow stores.
         self.since.set(0);
         let start = Instant::now();
         // SAFETY: forwarded contract.
         unsafe { copy::copy(dst, src, len) };
         let ns = start.elapsed().as_nanos() as f64;
+        if let Some(also) = also {
+            // SAFETY: forwarded contract.
+            unsafe { copy::copy(also, src, len) };
+        }
         let next = verdict.after(len, ns);
         if next.far != verdict.far {
             trace!(
@@ -472,7 +489,9 @@ mod tests {
                 for _ in 0..(2 * RECHECK_EVERY) {
                     dst.fill(0);
                     // SAFETY: both vectors hold `len` bytes.
-                    unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), len, stream, || false) };
+                    unsafe {
+                        stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), len, stream, || false)
+                    };
                     assert_eq!(&dst[..len], &src[..len], "{mode:?} {len}");
                 }
             }
@@ -526,7 +545,7 @@ mod tests {
         };
         let mut fill = |len: usize, stream: usize| {
             // SAFETY: both vectors hold `len` bytes.
-            unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), len, stream, far) }
+            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), len, stream, far) }
         };
         assert!(fill(32 << 10, 256 << 10), "judged: non-temporal");
         assert!(fill(32 << 10, 256 << 10));
@@ -535,7 +554,7 @@ mod tests {
         assert_eq!(asked.get(), 1, "once per call");
         stores.new_call();
         let nontemporal =
-            unsafe { stores.fill(dst.as_mut_ptr(), src.as_ptr(), K64, K64 * 2, || false) };
+            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, K64 * 2, || false) };
         assert!(!nontemporal, "withdrawn reports, fast fills: ordinary");
     }
 }
