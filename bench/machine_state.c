@@ -194,8 +194,6 @@ static double line_rtt(shared_t *s)
     return median(rtt, RTT_SAMPLES);
 }
 
-/* Median bandwidth (bytes/s) of this core copying n bytes that B has just
- * written into a buffer of its own. */
 /* A vector copy like sharm's own (kernels::copy): stores aligned to the
  * vector, four vectors per iteration.  glibc 2.36 copies from 2 KiB with
  * `rep movsb`, which on this VM's Zen 4 cores is the slower copy wherever
@@ -204,50 +202,43 @@ static double line_rtt(shared_t *s)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-__attribute__((target("avx512f"))) static void copy_avx512(void *d, const void *s,
-                                                            size_t n)
-{
-    unsigned char *dst = d;
-    const unsigned char *src = s;
-    size_t head = (64 - (uintptr_t)dst % 64) % 64;
-    if (head > n)
-        head = n;
-    memcpy(dst, src, head);
-    size_t at = head;
-    for (; at + 256 <= n; at += 256) {
-        __m512i a = _mm512_loadu_si512(src + at);
-        __m512i b = _mm512_loadu_si512(src + at + 64);
-        __m512i c = _mm512_loadu_si512(src + at + 128);
-        __m512i e = _mm512_loadu_si512(src + at + 192);
-        _mm512_store_si512(dst + at, a);
-        _mm512_store_si512(dst + at + 64, b);
-        _mm512_store_si512(dst + at + 128, c);
-        _mm512_store_si512(dst + at + 192, e);
+/* One vector copy per instruction set: a head up to the first aligned
+ * store, then four vectors of V bytes per step, then the tail. */
+#define VECTOR_COPY(name, feature, type, V, load, store)                       \
+    __attribute__((target(feature))) static void name(void *d, const void *s, \
+                                                      size_t n)                \
+    {                                                                          \
+        unsigned char *dst = d;                                                \
+        const unsigned char *src = s;                                          \
+        size_t head = (V - (uintptr_t)dst % V) % V;                            \
+        if (head > n)                                                          \
+            head = n;                                                          \
+        memcpy(dst, src, head);                                                \
+        size_t at = head;                                                      \
+        for (; at + 4 * V <= n; at += 4 * V) {                                 \
+            type a = load((const void *)(src + at));                           \
+            type b = load((const void *)(src + at + V));                       \
+            type c = load((const void *)(src + at + 2 * V));                   \
+            type e = load((const void *)(src + at + 3 * V));                   \
+            store((void *)(dst + at), a);                                      \
+            store((void *)(dst + at + V), b);                                  \
+            store((void *)(dst + at + 2 * V), c);                              \
+            store((void *)(dst + at + 3 * V), e);                              \
+        }                                                                      \
+        memcpy(dst + at, src + at, n - at);                                    \
     }
-    memcpy(dst + at, src + at, n - at);
+
+static inline __attribute__((target("avx2"))) __m256i load256(const void *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+static inline __attribute__((target("avx2"))) void store256(void *p, __m256i v)
+{
+    _mm256_store_si256((__m256i *)p, v);
 }
 
-__attribute__((target("avx2"))) static void copy_avx2(void *d, const void *s, size_t n)
-{
-    unsigned char *dst = d;
-    const unsigned char *src = s;
-    size_t head = (32 - (uintptr_t)dst % 32) % 32;
-    if (head > n)
-        head = n;
-    memcpy(dst, src, head);
-    size_t at = head;
-    for (; at + 128 <= n; at += 128) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(src + at));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(src + at + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(src + at + 64));
-        __m256i e = _mm256_loadu_si256((const __m256i *)(src + at + 96));
-        _mm256_store_si256((__m256i *)(dst + at), a);
-        _mm256_store_si256((__m256i *)(dst + at + 32), b);
-        _mm256_store_si256((__m256i *)(dst + at + 64), c);
-        _mm256_store_si256((__m256i *)(dst + at + 96), e);
-    }
-    memcpy(dst + at, src + at, n - at);
-}
+VECTOR_COPY(copy_avx512, "avx512f", __m512i, 64, _mm512_loadu_si512, _mm512_store_si512)
+VECTOR_COPY(copy_avx2, "avx2", __m256i, 32, load256, store256)
 #endif
 
 static void copy_memcpy(void *d, const void *s, size_t n) { memcpy(d, s, n); }
