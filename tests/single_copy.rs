@@ -210,6 +210,39 @@ fn allgather_copies_its_own_block_with_its_fills_on_a_core_each() {
     }
 }
 
+/// With a core per process, a call that lands a quarter of the last-level
+/// cache or more here (Allgather, Alltoall, a Gather root; in place too)
+/// lands every stream and own block non-temporally (every process says so
+/// once, at verbose 100), and every value still arrives; with half as much
+/// no process does.  np=2, the queues only.
+#[test]
+fn calls_that_land_a_quarter_of_the_cache_land_non_temporally() {
+    let said = "its streams and own block land non-temporally";
+    let per_stream = mca_coll_sharm::kernels::isa::stream_threshold();
+    // Blocks of `ints` ints: each process lands two of them.
+    let enough = if per_stream == usize::MAX {
+        1 << 20
+    } else {
+        ((per_stream - 1) / 4 * 3).div_ceil(2 * 4)
+    };
+    for (ints, expect) in [(enough, per_stream != usize::MAX), (enough / 2, false)] {
+        let arg = format!("landing={ints}");
+        let out = run(
+            2,
+            "queues",
+            &[
+                ("coll_sharm_single_copy", "none"),
+                ("coll_sharm_verbose", "100"),
+            ],
+            &[],
+            &[&arg],
+        );
+        assert!(mca_coll_sharm::kernels::copy::call_streams(2 * 4 * ints) == expect);
+        let processes = out.matches(said).count();
+        assert_eq!(processes, if expect { 2 } else { 0 }, "{arg}:\n{out}");
+    }
+}
+
 /// CPUs this test may use.
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

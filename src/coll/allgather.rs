@@ -67,7 +67,11 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let Some(mut sinks) = sinks(sh, rotation(me, p).map(|r| (r, all.block(r)))) else {
         return false;
     };
-    let own_copy = SelfCopy::new(own, all.block(me));
+    // All that lands here, our own block included (`Shared::land_call`).
+    let landing = sinks.iter().map(|(_, _, cut)| cut.bytes).sum::<usize>()
+        + own.map_or(0, |_| all.block(me).bytes());
+    let stream = sh.land_call(landing);
+    let own_copy = SelfCopy::new(own, all.block(me)).streaming(stream);
     let done = exchange(sh, (&mut src, mine_cut), &mut sinks, op, own_copy);
     sh.recycle(sinks);
     done

@@ -92,6 +92,13 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
     };
     let block_bytes = recv.block(sh.me).bytes();
     let own_copy = SelfCopy::new(send.map(|side| side.block(sh.me)), recv.block(sh.me));
+    // All that lands here, our own block included (`Shared::land_call`),
+    // said once the call's operation numbers are taken.
+    let me = sh.me;
+    let landing: usize = (0..p)
+        .filter(|&r| r != me || send.is_some())
+        .map(|r| recv.block(r).bytes())
+        .sum();
     if pulls_only(sh, &sources, recv) {
         sh.ran(Coll::Alltoall, Algorithm::Pairwise);
         return pull_any(sh, &mut sources, recv, own_copy);
@@ -115,9 +122,9 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         },
     );
     if linear {
-        linear_exchange(sh, &mut sources, recv, block_bytes, own_copy)
+        linear_exchange(sh, &mut sources, recv, block_bytes, own_copy, landing)
     } else {
-        pairwise(sh, &mut sources, recv, own_copy)
+        pairwise(sh, &mut sources, recv, own_copy, landing)
     }
 }
 
@@ -133,10 +140,13 @@ fn pairwise(
     sh: &mut Shared,
     sources: &mut Sources,
     recv: &RootSide,
-    mut own_copy: SelfCopy,
+    own_copy: SelfCopy,
+    landing: usize,
 ) -> bool {
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
+    let stream = sh.land_call(landing);
+    let mut own_copy = own_copy.streaming(stream);
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
     let mut packed = true;
@@ -303,12 +313,15 @@ fn linear_exchange(
     sources: &mut Sources,
     recv: &RootSide,
     block_bytes: usize,
-    mut own_copy: SelfCopy,
+    own_copy: SelfCopy,
+    landing: usize,
 ) -> bool {
     let (me, p) = (sh.me, sh.p);
     let cut = sh.cut(block_bytes);
     let per_block = cut.count();
     let op = sh.next_op();
+    let stream = sh.land_call(landing);
+    let mut own_copy = own_copy.streaming(stream);
     let total = (p - 1) * per_block;
     let lag = cut.lag(sh.queues.layout().s, total);
     let mut outgoing = sh.peer_streams();

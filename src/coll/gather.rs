@@ -134,6 +134,10 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     let Some(mut sinks) = sinks(sh, blocks) else {
         return false;
     };
+    // All that lands here, our own block included (`Shared::land_call`).
+    let landing = sinks.iter().map(|(_, _, cut)| cut.bytes).sum::<usize>();
+    let own_landing = own.as_ref().map_or(0, |_| root_side.block(me).bytes());
+    let stream = sh.land_call(landing + own_landing);
     // The places of the blocks their senders write: offered before anything
     // else, so that the senders copy while we copy our own block.
     let mut landings: Vec<(usize, Pos, Landing)> = Vec::new();
@@ -150,7 +154,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
             landings.len()
         );
     }
-    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me)));
+    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), stream));
     let mut received = receive_all(sh, &mut sinks, first, true);
     for (k, pos, landing) in &landings {
         let r = sinks[*k].0;
@@ -207,7 +211,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         }
     }
     // Our own block while the receivers copy or pull theirs.
-    let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst));
+    let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false));
     offers.settle(sh);
     copied
 }

@@ -264,6 +264,27 @@ pub fn streams(bytes: usize) -> bool {
     bytes >= super::isa::stream_threshold()
 }
 
+/// Whether every stream and own block of a call in which this process
+/// lands `landing` bytes in all should land with `copy_streaming`: from a
+/// quarter of the last-level cache (`streams` asks a third for one stream).
+///
+/// Why the whole landing, and only in exchanges and a gathering root (the
+/// callers): there both cores write receive buffers and read sources at
+/// once, the data of one call no longer fits the shared cache, and the
+/// read for ownership of every destination line is a third of the memory
+/// traffic.  np=2, `bench/paired_ab.c`, fresh data, 4 launches each, every
+/// stream and own block streamed from 2 MiB over from 10.7 MiB: Alltoall
+/// 4/8 MiB 0.90/0.79, Allgather 4/8 MiB 0.88/0.76, Gather 4 MiB 0.90
+/// (8-16 MiB landed per process; every launch below 0.92); where 4 MiB
+/// landed, Alltoall 2 MiB 1.30, Allgather 2 MiB 0.94, Gather 2 MiB 1.03.
+/// Bcast lost at 4 and 8 MiB (1.36, 1.12: only one process writes a
+/// receive buffer at a time), and is left out.
+pub fn call_streams(landing: usize) -> bool {
+    let per_stream = super::isa::stream_threshold();
+    // per_stream is a third of the last-level cache plus one (or never).
+    per_stream != usize::MAX && landing >= (per_stream - 1) / 4 * 3
+}
+
 /// Copies `len` bytes from `src` to `dst` within one process, as
 /// `ptr::copy` (the ranges may overlap), with non-temporal stores when they
 /// do not overlap and the copy is too large to stay cached with its source
@@ -276,12 +297,14 @@ pub fn streams(bytes: usize) -> bool {
 /// 5298/4949 us, Alltoall 5912/5592 -> 5668/5003, Gather 3008/3230 ->
 /// 2888/2787 and Scatter 3045/3076 -> 2477/2511.  Streaming from 1 MiB
 /// instead lost up to 2x at 1-4 MiB, where the block stays in the cache.
+/// `stream`: stream whatever the length (`call_streams` said so for the
+/// whole call).
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes.
-pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize) -> bool {
+pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize, stream: bool) -> bool {
     let apart = src as usize + len <= dst as usize || dst as usize + len <= src as usize;
-    if apart && streams(len) {
+    if apart && (stream || streams(len)) {
         // SAFETY: forwarded contract; the ranges do not overlap.
         unsafe { copy_streaming(dst, src, len) };
         true
@@ -460,26 +483,47 @@ mod tests {
         if n == usize::MAX {
             let (src, mut dst) = (vec![7u8; 4096], vec![0u8; 4096]);
             // SAFETY: both vectors hold 4096 bytes.
-            assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096) });
+            assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, false) });
             assert_eq!(src, dst);
             return;
         }
         let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
         let mut dst = vec![0u8; n];
         // SAFETY: both vectors hold n bytes.
-        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n) });
+        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, false) });
         assert_eq!(src, dst);
         // Overlapping by a few bytes, both ways: memmove's result.
         let mut both: Vec<u8> = (0..n + 64).map(|i| (i % 253) as u8).collect();
         let expect: Vec<u8> = both[..n].to_vec();
         let p = both.as_mut_ptr();
         // SAFETY: [p, p + n) and [p + 64, p + 64 + n) lie within `both`.
-        assert!(!unsafe { copy_local(p.add(64), p, n) });
+        assert!(!unsafe { copy_local(p.add(64), p, n, true) });
         assert_eq!(&both[64..], &expect[..]);
         let expect: Vec<u8> = both[64..].to_vec();
         // SAFETY: as above.
-        assert!(!unsafe { copy_local(p, p.add(64), n) });
+        assert!(!unsafe { copy_local(p, p.add(64), n, true) });
         assert_eq!(&both[..n], &expect[..]);
+        // A short copy streams when its call asks (`call_streams`).
+        let (src, mut dst) = (vec![9u8; 4096], vec![0u8; 4096]);
+        // SAFETY: both vectors hold 4096 bytes.
+        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, true) });
+        assert_eq!(src, dst);
+    }
+
+    /// A call streams from a quarter of the last-level cache landed; one
+    /// stream alone from a third.  Unknown cache size: never.
+    #[test]
+    fn calls_stream_from_a_quarter_of_the_last_level_cache() {
+        let per_stream = crate::kernels::isa::stream_threshold();
+        if per_stream == usize::MAX {
+            assert!(!super::call_streams(usize::MAX - 1));
+            return;
+        }
+        let llc = (per_stream - 1) * 3;
+        let quarter = (per_stream - 1) / 4 * 3;
+        assert!(quarter <= llc / 4 && quarter + 3 > llc / 4);
+        assert!(super::call_streams(quarter) && !super::call_streams(quarter - 1));
+        assert!(super::streams(per_stream) && !super::streams(quarter));
     }
 
     /// Every head (destination offset within 16 bytes), every tail, and

@@ -85,8 +85,10 @@ impl TypedBuf {
         }
     }
 
-    /// Copies this buffer into `dst` within this process (send-to-self).
-    pub fn copy_to(&self, dst: &TypedBuf) -> bool {
+    /// Copies this buffer into `dst` within this process (send-to-self);
+    /// `stream`: with non-temporal stores whatever its size, when the two
+    /// are one byte range each (`copy::copy_local`).
+    pub fn copy_to(&self, dst: &TypedBuf, stream: bool) -> bool {
         // Both sides one byte range of the same length (a process's own
         // block in Gather, Allgather, Alltoall, Scatter, almost always):
         // one copy (`copy_local`).  Open MPI's ompi_datatype_sndrcv runs its datatype
@@ -104,6 +106,7 @@ impl TypedBuf {
                         dst.buf.wrapping_offset(to),
                         self.buf.wrapping_offset(from),
                         n,
+                        stream,
                     )
                 };
                 return true;
@@ -136,6 +139,8 @@ impl TypedBuf {
 pub struct SelfCopy {
     pending: Option<(TypedBuf, TypedBuf)>,
     ok: bool,
+    /// Stream the copy whatever its size (`streaming`).
+    stream: bool,
 }
 
 impl SelfCopy {
@@ -144,6 +149,7 @@ impl SelfCopy {
         SelfCopy {
             pending: from.map(|f| (f, to)),
             ok: true,
+            stream: false,
         }
     }
 
@@ -152,7 +158,14 @@ impl SelfCopy {
         SelfCopy {
             pending: None,
             ok: true,
+            stream: false,
         }
+    }
+
+    /// The same copy with non-temporal stores whatever its size, when
+    /// `stream` (its call lands enough: `copy::call_streams`).
+    pub fn streaming(self, stream: bool) -> SelfCopy {
+        SelfCopy { stream, ..self }
     }
 
     /// Hands the copy over to a sender that reads the block from `src`
@@ -171,7 +184,8 @@ impl SelfCopy {
         let (from_addr, to_addr) = (from.buf.wrapping_offset(a), to.buf.wrapping_offset(b));
         let apart = from_addr as usize + bytes <= to_addr as usize
             || to_addr as usize + bytes <= from_addr as usize;
-        let fits = from.bytes() == bytes && to.bytes() == bytes && !copy::streams(bytes);
+        let fits =
+            from.bytes() == bytes && to.bytes() == bytes && !self.stream && !copy::streams(bytes);
         if !(std::ptr::eq(from_addr, src) && apart && fits) {
             return None;
         }
@@ -182,7 +196,7 @@ impl SelfCopy {
     /// Copies now, unless done already.
     pub fn run(&mut self) {
         if let Some((from, to)) = self.pending.take() {
-            self.ok = from.copy_to(&to);
+            self.ok = from.copy_to(&to, self.stream);
         }
     }
 

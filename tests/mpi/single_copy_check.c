@@ -490,11 +490,15 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
-        fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded [undumpable]\n");
+        fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded [undumpable|landing=N]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* "landing=N": only the gathering calls, with blocks of N ints. */
+    int landing = 0;
+    if (argc > 2 && strncmp(argv[2], "landing=", 8) == 0)
+        landing = atoi(argv[2] + 8);
     crowded = strcmp(argv[1], "crowded") == 0;
     expect_cma = strcmp(argv[1], "any") == 0 || crowded ? -1 : strcmp(argv[1], "cma") == 0;
     int provided;
@@ -504,6 +508,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
+    if (landing > 0) {
+        for (int in_place = 0; in_place < 2; in_place++) {
+            test_allgather(landing, 1, in_place, 0);
+            test_alltoall(landing, 1, in_place);
+            test_gather(landing, 1, in_place);
+        }
+        goto done;
+    }
     const int big = 70001, small = 100; /* ints: 280 KB (several chunks), 400 B */
     test_bcast(small, 0);
     test_bcast(big, 1);
@@ -538,6 +550,7 @@ int main(int argc, char **argv)
         crowded_pulls = 0;
     }
 
+done:;
     int all_failures = 0;
     MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_T_pvar_session_free(&session);
