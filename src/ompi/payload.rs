@@ -94,23 +94,11 @@ impl TypedBuf {
         // one copy (`copy_local`).  Open MPI's ompi_datatype_sndrcv runs its datatype
         // engine even then; ask it only for the other cases, which it
         // also checks (type signatures, truncation).
-        if let (Movement::Contiguous { offset: from }, Movement::Contiguous { offset: to }) =
-            (self.movement(), dst.movement())
-        {
-            let n = self.bytes();
-            if n == dst.bytes() {
-                // SAFETY: the application's buffers hold `n` bytes each at
-                // those offsets (they may overlap: `copy_local` allows it).
-                unsafe {
-                    copy::copy_local(
-                        dst.buf.wrapping_offset(to),
-                        self.buf.wrapping_offset(from),
-                        n,
-                        stream,
-                    )
-                };
-                return true;
-            }
+        if let Some((from, to, n)) = self.byte_ranges_to(dst) {
+            // SAFETY: the application's buffers hold `n` bytes each at
+            // those addresses (they may overlap: `copy_local` allows it).
+            unsafe { copy::copy_local(to, from, n, stream) };
+            return true;
         }
         // SAFETY: the application's buffers, valid for the call.
         unsafe {
@@ -118,6 +106,25 @@ impl TypedBuf {
                 self.buf, self.count, self.dtype, dst.buf, dst.count, dst.dtype,
             )
         }
+    }
+
+    /// Where this buffer's bytes start and where `dst`'s do, and how many
+    /// there are, when each is one byte range and both are the same length
+    /// (None: a copy between them needs the datatype engine).
+    fn byte_ranges_to(&self, dst: &TypedBuf) -> Option<(*const u8, *mut u8, usize)> {
+        let (Movement::Contiguous { offset: from }, Movement::Contiguous { offset: to }) =
+            (self.movement(), dst.movement())
+        else {
+            return None;
+        };
+        let n = self.bytes();
+        (n == dst.bytes()).then(|| {
+            (
+                self.buf.wrapping_offset(from) as *const u8,
+                dst.buf.wrapping_offset(to),
+                n,
+            )
+        })
     }
 
     /// A stream to read this buffer from.
@@ -176,16 +183,10 @@ impl SelfCopy {
     /// stays here, for `run`.
     pub fn hand_over(&mut self, src: *const u8, bytes: usize) -> Option<*mut u8> {
         let (from, to) = self.pending.as_ref()?;
-        let (Movement::Contiguous { offset: a }, Movement::Contiguous { offset: b }) =
-            (from.movement(), to.movement())
-        else {
-            return None;
-        };
-        let (from_addr, to_addr) = (from.buf.wrapping_offset(a), to.buf.wrapping_offset(b));
+        let (from_addr, to_addr, n) = from.byte_ranges_to(to)?;
         let apart = from_addr as usize + bytes <= to_addr as usize
             || to_addr as usize + bytes <= from_addr as usize;
-        let fits =
-            from.bytes() == bytes && to.bytes() == bytes && !self.stream && !copy::streams(bytes);
+        let fits = n == bytes && !self.stream && !copy::streams(bytes);
         if !(std::ptr::eq(from_addr, src) && apart && fits) {
             return None;
         }
