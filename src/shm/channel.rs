@@ -53,12 +53,11 @@ pub struct Shared {
     /// waits): a process asked to yield while its peers were not must still
     /// pick what they pick.
     pub crowding: Crowding,
-    /// Bytes this process lands in receive buffers over the current call,
-    /// as an exchange (Allgather, Alltoall) or a gathering root sets it
-    /// (`land_call`); 0 from each call's first operation number until then,
-    /// and for every other call.  From `copy::call_streams` of it, every
-    /// stream and own block of the call lands non-temporally.
-    landing: usize,
+    /// Whether every stream and own block of the current call lands
+    /// non-temporally, as an exchange (Allgather, Alltoall) or a gathering
+    /// root decided from all it lands (`land_call`); false from each call's
+    /// first operation number until then, and for every other call.
+    streaming_call: bool,
     last_op: u64,
     last_barrier: u64,
     pub scratch: Scratch,
@@ -255,7 +254,7 @@ impl Shared {
             waiter,
             me,
             p,
-            landing: 0,
+            streaming_call: false,
             last_op: 0,
             last_barrier: 0,
             scratch: Scratch::new(layout.f * layout.s),
@@ -281,8 +280,8 @@ impl Shared {
     /// streams (`copy::call_streams`).  Only with a core per process: the
     /// measurements behind it were made there.
     pub fn land_call(&mut self, bytes: usize) -> bool {
-        self.landing = if self.crowded() { 0 } else { bytes };
-        let stream = self.call_streams();
+        let stream = !self.crowded() && copy::call_streams(bytes);
+        self.streaming_call = stream;
         if stream && !CALL_STREAMS_SAID.swap(true, Ordering::Relaxed) {
             trace!(
                 "a call lands {bytes} bytes here: its streams and own block land non-temporally"
@@ -291,15 +290,9 @@ impl Shared {
         stream
     }
 
-    /// Whether the current call lands every stream and own block
-    /// non-temporally (`land_call`).
-    pub fn call_streams(&self) -> bool {
-        self.landing > 0 && copy::call_streams(self.landing)
-    }
-
     /// Number of the next collective phase; identical on every process.
     pub fn next_op(&mut self) -> u64 {
-        self.landing = 0;
+        self.streaming_call = false;
         self.last_op += 1;
         self.stores.new_call();
         self.last_op
@@ -308,7 +301,7 @@ impl Shared {
     /// Numbers of `n` consecutive phases (one per round of a multi-round
     /// operation); returns the first.
     pub fn next_ops(&mut self, n: usize) -> u64 {
-        self.landing = 0;
+        self.streaming_call = false;
         let first = self.last_op + 1;
         self.last_op += n as u64;
         self.stores.new_call();
@@ -628,15 +621,16 @@ impl Shared {
         offset: usize,
         frag: Incoming,
     ) {
-        // Non-temporal landings are not the reads `Reads` times.
-        let stream = self.call_streams();
-        if stream || !self.reads.timed(from, frag.len, bytes, frag.nontemporal) {
+        let stream = self.streaming_call || copy::streams(bytes);
+        // Non-temporal landings of a whole call are not the reads `Reads`
+        // times.
+        if self.streaming_call || !self.reads.timed(from, frag.len, bytes, frag.nontemporal) {
             // SAFETY: forwarded contract.
-            return unsafe { land(payload, bytes, stream, offset, frag.data, frag.len) };
+            return unsafe { land(payload, stream, offset, frag.data, frag.len) };
         }
         let start = Instant::now();
         // SAFETY: forwarded contract.
-        unsafe { land(payload, bytes, false, offset, frag.data, frag.len) };
+        unsafe { land(payload, stream, offset, frag.data, frag.len) };
         let ns = start.elapsed().as_nanos() as f64;
         if let Some(at) = self.reads.after(from, frag.len, ns, frag.wseq()) {
             self.queues.report_far(from, self.me, at);
@@ -648,25 +642,17 @@ impl Shared {
 /// non-temporally; once per process is enough for the tests.
 static CALL_STREAMS_SAID: AtomicBool = AtomicBool::new(false);
 
-/// Stores `len` bytes from `src` at offset `offset` of the stream `payload`,
-/// whose whole length is `stream_bytes`: a contiguous destination of a
-/// stream too large to stay cached (or of a call that lands too much to:
-/// `stream`) with non-temporal stores (`kernels::copy`), anything else as
-/// `Payload::write`.
+/// Stores `len` bytes from `src` at offset `offset` of the stream `payload`:
+/// a contiguous destination with non-temporal stores when `stream` (a stream
+/// too large to stay cached, `copy::streams`, or a call that lands too much
+/// for it to, `Shared::land_call`), anything else as `Payload::write`.
 ///
 /// # Safety
 /// As `Payload::write`.
-pub unsafe fn land(
-    payload: &mut Payload,
-    stream_bytes: usize,
-    stream: bool,
-    offset: usize,
-    src: *const u8,
-    len: usize,
-) {
+pub unsafe fn land(payload: &mut Payload, stream: bool, offset: usize, src: *const u8, len: usize) {
     match payload {
         // SAFETY: a contiguous destination holds the whole stream.
-        Payload::Contiguous(base) if stream || copy::streams(stream_bytes) => unsafe {
+        Payload::Contiguous(base) if stream => unsafe {
             copy::copy_streaming(base.add(offset), src, len)
         },
         // SAFETY: forwarded contract.
