@@ -319,6 +319,7 @@ fn the_tuners_rules_parse_alike_in_rust() {
 /// The rules built into sharm (src/ompi/built-in-rules.conf, derived by
 /// `ci/tune.sh --derive`) decide the calls they cover when the user gave no
 /// rule, say so at verbose 100, and a user's rule still wins over them.
+/// With no entry in the file, no call says a built-in rule decided it.
 #[test]
 fn built_in_rules_decide_when_the_user_gave_none() {
     // The built-in entries rules_check can exercise at np=2 (Allreduce,
@@ -340,12 +341,20 @@ fn built_in_rules_decide_when_the_user_gave_none() {
         .collect();
     sizes.sort_unstable();
     sizes.dedup();
-    assert!(
-        !sizes.is_empty(),
-        "src/ompi/built-in-rules.conf has no Allreduce/Bcast/Reduce/Alltoall entry for np=2: \
-         this test has nothing to exercise; extend it to the operations the file covers"
-    );
+    // The file may hold no entry: the derivation keeps only cells where
+    // every tuning run agreed (2026-11-26: none of four).  Then no call
+    // may say a built-in rule decided it, at the sizes of the grid.
+    let empty = sizes.is_empty();
+    if empty {
+        sizes = vec![4, 16, 64, 256, 1024, 4096, 16 << 10, 64 << 10];
+    }
     let out = mpirun_sizes(2, &[("coll_sharm_verbose", "100")], &sizes);
+    if empty {
+        assert!(
+            !has(&out, "built into sharm"),
+            "no built-in rule expected\n{out}"
+        );
+    }
     for (coll, call, name) in ops {
         for &bytes in &sizes {
             let said = format!("{call}: {bytes} bytes on 2 processes: rule");

@@ -1,0 +1,42 @@
+set terminal pngcairo size 900,500 font ',10'
+set logscale x 2
+set grid
+set key outside right
+set xlabel 'bytes per process'
+set ylabel 'processes'
+set format x '%.0b%BB'
+set ytics 1
+set termoption noenhanced
+set offsets graph 0.05, graph 0.05, 0, 0
+set output '/tmp/tuneA/plots/barrier.png'
+set title 'sharm barrier: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/barrier.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/barrier.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/barrier.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'knomial', '/tmp/tuneA/plots/barrier.dat' using ($3==3 ? $1 : 1/0):2 with points pt 5 ps 3 lc 4 title 'knomial radix=4'
+set output '/tmp/tuneA/plots/bcast.png'
+set title 'sharm bcast: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/bcast.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/bcast.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/bcast.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'knomial', '/tmp/tuneA/plots/bcast.dat' using ($3==3 ? $1 : 1/0):2 with points pt 5 ps 3 lc 4 title 'knomial radix=4'
+set output '/tmp/tuneA/plots/reduce.png'
+set title 'sharm reduce: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/reduce.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/reduce.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/reduce.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'knomial', '/tmp/tuneA/plots/reduce.dat' using ($3==3 ? $1 : 1/0):2 with points pt 5 ps 3 lc 4 title 'knomial radix=4'
+set output '/tmp/tuneA/plots/allreduce.png'
+set title 'sharm allreduce: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/allreduce.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/allreduce.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/allreduce.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'knomial', '/tmp/tuneA/plots/allreduce.dat' using ($3==3 ? $1 : 1/0):2 with points pt 5 ps 3 lc 4 title 'allgather', '/tmp/tuneA/plots/allreduce.dat' using ($3==4 ? $1 : 1/0):2 with points pt 5 ps 3 lc 5 title 'reduce_scatter_allgather'
+set output '/tmp/tuneA/plots/alltoall.png'
+set title 'sharm alltoall: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/alltoall.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/alltoall.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/alltoall.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'pairwise'
+set output '/tmp/tuneA/plots/allgather.png'
+set title 'sharm allgather: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/allgather.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/allgather.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/allgather.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'gather_bcast'
+set output '/tmp/tuneA/plots/reduce_scatter.png'
+set title 'sharm reduce_scatter: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/reduce_scatter.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/reduce_scatter.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/reduce_scatter.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'reduce_then_scatter'
+set output '/tmp/tuneA/plots/scan.png'
+set title 'sharm scan: chosen algorithm (auto = built-in rules kept)'
+set yrange [1.5:2.5]
+plot '/tmp/tuneA/plots/scan.dat' using ($3==0 ? $1 : 1/0):2 with points pt 5 ps 3 lc 1 title 'auto', '/tmp/tuneA/plots/scan.dat' using ($3==1 ? $1 : 1/0):2 with points pt 5 ps 3 lc 2 title 'linear', '/tmp/tuneA/plots/scan.dat' using ($3==2 ? $1 : 1/0):2 with points pt 5 ps 3 lc 3 title 'chain'
