@@ -565,15 +565,21 @@ fn time_gathers(sh: &mut Shared, first: u64, label: &str) -> u64 {
         let started = Instant::now();
         if sh.me == 0 {
             let (own, dst) = all[..2 * bytes].split_at_mut(bytes);
+            // As `coll::gather` at the root: the call's landing decides
+            // whether both blocks land non-temporally.
+            let stream = sh.land_call(2 * bytes);
+            let (own, src_at) = (own.as_mut_ptr(), src.as_ptr());
+            // SAFETY: `own` and `src` are separate vectors of >= `bytes` bytes.
+            let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stream) };
             if single {
                 let pos = sh.offer(dst.as_ptr(), bytes, op + 1, Readers::One(1));
-                own.copy_from_slice(&src[..bytes]);
+                own_copy();
                 if !sh.outcome(1, Pos::new(op, 0)) {
                     info!("CMA write failed during calibration");
                 }
                 sh.settle(pos);
             } else {
-                own.copy_from_slice(&src[..bytes]);
+                own_copy();
                 let mut sink = Payload::Contiguous(dst.as_mut_ptr());
                 let cut = sh.cut(bytes);
                 for i in 0..cut.count() {
@@ -600,6 +606,7 @@ fn time_gathers(sh: &mut Shared, first: u64, label: &str) -> u64 {
     if sh.me != 0 {
         return u64::MAX;
     }
+    sh.land_call(0);
     let threshold = threshold_of(&SIZES, &best);
     debug!(
         "{label}: Gather calibration (ranks 0-1, cma = written by the sender): {}",
