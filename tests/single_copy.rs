@@ -243,6 +243,41 @@ fn calls_that_land_a_quarter_of_the_cache_land_non_temporally() {
     }
 }
 
+/// Allgather and Alltoall blocks that travel with their slot headers (1 to
+/// 512 bytes, one byte range) skip the stream machinery: at verbose 100
+/// every process says so once for each of the two with 8-byte blocks, none
+/// with 1 KiB blocks, at np=2 and on a crowded node (np=3), in place too;
+/// the checker checks every value.
+#[test]
+fn small_exchanges_skip_the_stream_machinery() {
+    let said = [
+        "MPI_Allgather(v): blocks travel with their headers",
+        "MPI_Alltoall: blocks travel with their headers",
+    ];
+    for np in [2, 3] {
+        for (ints, expect) in [(2, np), (256, 0)] {
+            let arg = format!("landing={ints}");
+            let out = run(
+                np,
+                "queues",
+                &[
+                    ("coll_sharm_single_copy", "none"),
+                    ("coll_sharm_verbose", "100"),
+                ],
+                &[],
+                &[&arg],
+            );
+            for line in said {
+                assert_eq!(
+                    out.matches(line).count(),
+                    expect,
+                    "np={np} {arg}: {line}\n{out}"
+                );
+            }
+        }
+    }
+}
+
 /// CPUs this test may use.
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -20,9 +20,10 @@ use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
-use crate::ompi::payload::{Payload, SelfCopy};
+use crate::ompi::payload::{Payload, SelfCopy, TypedBuf};
 use crate::shm::channel::Shared;
-use crate::shm::queue::Readers;
+use crate::shm::queue::{Readers, PREFETCH_MAX_BYTES};
+use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::trace;
 
 /// Where the block for each destination comes from: the send side, or (in
@@ -87,10 +88,23 @@ impl<'a> Sources<'a> {
 /// `uniform`: all blocks have the same size (MPI_Alltoall).
 pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, uniform: bool) -> bool {
     let p = sh.p;
+    let block_bytes = recv.block(sh.me).bytes();
+    // Blocks that travel with their headers go before anything else is set
+    // up (`small`); the algorithm is chosen first, as for any call.
+    let mut chosen = None;
+    if uniform && block_bytes <= PREFETCH_MAX_BYTES {
+        let alg = sh.choose(Coll::Alltoall, Some(block_bytes));
+        chosen = Some(alg);
+        if let (true, Some(side)) = (takes_linear(sh, alg, uniform, block_bytes), send) {
+            if let Some(done) = small(sh, side, recv) {
+                sh.ran(Coll::Alltoall, Algorithm::Linear);
+                return done;
+            }
+        }
+    }
     let Some(mut sources) = Sources::new(send, recv, p) else {
         return false;
     };
-    let block_bytes = recv.block(sh.me).bytes();
     let own_copy = SelfCopy::new(send.map(|side| side.block(sh.me)), recv.block(sh.me));
     // All that lands here, our own block included (`Shared::land_call`),
     // said once the call's operation numbers are taken.
@@ -103,16 +117,9 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         sh.ran(Coll::Alltoall, Algorithm::Pairwise);
         return pull_any(sh, &mut sources, recv, own_copy);
     }
-    // Blocks that go by single copy take the pairwise rounds (an offer per
-    // pair; the rounds do not wait for each other).
-    let chosen = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
-    let linear = uniform
-        && !by_single_copy(sh, block_bytes)
-        && match chosen {
-            Algorithm::Linear => true,
-            Algorithm::Auto => block_bytes <= sh.fragment(),
-            _ => false,
-        };
+    let chosen =
+        chosen.unwrap_or_else(|| sh.choose(Coll::Alltoall, uniform.then_some(block_bytes)));
+    let linear = takes_linear(sh, chosen, uniform, block_bytes);
     sh.ran(
         Coll::Alltoall,
         if linear {
@@ -126,6 +133,87 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
     } else {
         pairwise(sh, &mut sources, recv, own_copy, landing)
     }
+}
+
+/// Whether a call with the algorithm `chosen` runs `linear_exchange`: equal
+/// blocks that do not go by single copy (those take the pairwise rounds, an
+/// offer per pair, the rounds not waiting for each other), and `linear`
+/// asked for, or `auto` with blocks of at most one fragment.
+fn takes_linear(sh: &Shared, chosen: Algorithm, uniform: bool, block_bytes: usize) -> bool {
+    uniform
+        && !by_single_copy(sh, block_bytes)
+        && match chosen {
+            Algorithm::Linear => true,
+            Algorithm::Auto => block_bytes <= sh.fragment(),
+            _ => false,
+        }
+}
+
+/// Whether this process said (at verbose 100) that an Alltoall's blocks
+/// travelled with their headers (`small`); once per process is enough for
+/// the tests.
+static SMALL_SAID: AtomicBool = AtomicBool::new(false);
+
+/// `linear_exchange` for blocks that all travel with their slot headers (1
+/// to `PREFETCH_MAX_BYTES` bytes, each one byte range, not in place;
+/// `allgather::small`): our
+/// p-1 blocks published one after the other, our own copy, then our block
+/// from each writer.  None (and nothing done) when a block does not fit, or
+/// when the ring cannot hold our p-1 blocks at once.
+///
+/// The queue sees exactly what `linear_exchange` does for such blocks: the
+/// block for (me+1+j) mod p at position j, read from writer w at position
+/// (me-w) mod p - 1, and with p <= s that path too publishes all of them
+/// before it reads (its lag is p-1), so a process whose datatypes send it
+/// down `linear_exchange` still meets the others.  What is left out is the
+/// machinery around it (stream lists, the call's landing, the lag, the
+/// own-copy bookkeeping).  The measured gain is with `allgather::small`.
+fn small(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<bool> {
+    let (me, p) = (sh.me, sh.p);
+    // One fragment each (a configured fragment may be smaller than the
+    // limit), which is what keeps the positions those of the general path.
+    let fits = |b: &TypedBuf| {
+        let n = b.bytes();
+        (1..=PREFETCH_MAX_BYTES).contains(&n) && sh.cut(n).count() == 1 && b.byte_range().is_some()
+    };
+    if p > sh.queues.layout().s || !(0..p).all(|r| fits(&send.block(r)) && fits(&recv.block(r))) {
+        return None;
+    }
+    if !SMALL_SAID.swap(true, Ordering::Relaxed) {
+        trace!("MPI_Alltoall: blocks travel with their headers");
+    }
+    // Every block was checked to be one byte range before the operation
+    // number is taken, so the lookups below cannot fail.
+    let range = |b: &TypedBuf| b.byte_range().expect("checked above");
+    let op = sh.next_op();
+    let cut = sh.cut(recv.block(me).bytes());
+    for (j, to) in rotation(me, p).enumerate() {
+        let block = send.block(to);
+        let (src, len) = (range(&block), block.bytes());
+        let pos = cut.pos(op, j);
+        let slot = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+        // SAFETY: `slot` is our reserved slot of >= len bytes; `src` holds
+        // the block's `len` bytes.
+        unsafe { std::ptr::copy_nonoverlapping(src, slot, len) };
+        sh.writer.publish(&sh.queues, pos, len, Readers::One(to));
+    }
+    let (from, to) = (send.block(me), recv.block(me));
+    // SAFETY: both are one byte range of their block's bytes; `copy` allows
+    // them to overlap (an erroneous call that aliases them).
+    unsafe { std::ptr::copy(range(&from), range(&to), from.bytes().min(to.bytes())) };
+    for k in 1..p {
+        let w = (me + p - k) % p;
+        let block = recv.block(w);
+        let (dst, n) = (range(&block), block.bytes());
+        let frag = sh
+            .queues
+            .receive_expecting(&sh.waiter, w, cut.pos(op, k - 1), n);
+        // SAFETY: the fragment is valid until released; `dst` holds the
+        // block's `n` bytes, and no more than that is copied.
+        unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, frag.len.min(n)) };
+        sh.queues.release(me, w, frag);
+    }
+    Some(true)
 }
 
 /// The pairwise rounds.  Within a round the reads trail the writes by as

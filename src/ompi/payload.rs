@@ -112,19 +112,18 @@ impl TypedBuf {
     /// there are, when each is one byte range and both are the same length
     /// (None: a copy between them needs the datatype engine).
     fn byte_ranges_to(&self, dst: &TypedBuf) -> Option<(*const u8, *mut u8, usize)> {
-        let (Movement::Contiguous { offset: from }, Movement::Contiguous { offset: to }) =
-            (self.movement(), dst.movement())
-        else {
-            return None;
-        };
+        let (from, to) = (self.byte_range()?, dst.byte_range()?);
         let n = self.bytes();
-        (n == dst.bytes()).then(|| {
-            (
-                self.buf.wrapping_offset(from) as *const u8,
-                dst.buf.wrapping_offset(to),
-                n,
-            )
-        })
+        (n == dst.bytes()).then_some((from as *const u8, to, n))
+    }
+
+    /// Where this buffer's bytes start when they are one byte range (None:
+    /// they move through the datatype engine).
+    pub fn byte_range(&self) -> Option<*mut u8> {
+        match self.movement() {
+            Movement::Contiguous { offset } => Some(self.buf.wrapping_offset(offset)),
+            Movement::Packed => None,
+        }
     }
 
     /// A stream to read this buffer from.

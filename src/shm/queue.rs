@@ -108,7 +108,7 @@ pub const INLINE_BYTES: usize = 32;
 /// Bcast of 64-512 B took 6-16 % less time, 1 KiB the same, and 2 KiB
 /// 6-30 % more (the reader pulls lines back while the writer still fills
 /// them, and every such line must be taken from it again).
-const PREFETCH_MAX_BYTES: usize = 512;
+pub const PREFETCH_MAX_BYTES: usize = 512;
 
 /// Asks for the `len` bytes at `data` to be brought into this core's cache.
 ///
