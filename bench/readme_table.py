@@ -29,6 +29,9 @@ import statistics
 import sys
 from collections import defaultdict
 
+# Times print as bench/report.py prints them (about 3 figures).
+from report import fmt_us
+
 OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
        "alltoall", "reduce_scatter_block", "scan", "barrier"]
 NAMES = {"reduce_scatter_block": "Reduce_scatter_block"}
@@ -47,17 +50,6 @@ def size_label(op, n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n >> shift} {unit}"
     return f"{n} B"
-
-
-def fmt_us(v):
-    """As bench/report.py prints times: 3 figures or so."""
-    if v is None:
-        return "–"
-    if v < 10:
-        return f"{v:.2f}"
-    if v < 1000:
-        return f"{v:.1f}"
-    return f"{v:.0f}"
 
 
 def main():

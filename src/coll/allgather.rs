@@ -92,9 +92,9 @@ static SMALL_SAID: AtomicBool = AtomicBool::new(false);
 /// `linear` for blocks that all travel with their slot headers (1 to
 /// `PREFETCH_MAX_BYTES` bytes, each one byte range: inline in the header's
 /// line up to 32 bytes, beyond that prefetched by the waiting reader, see
-/// `queue::PREFETCH_MAX_BYTES`): our block published
-/// once, our own copy, then each peer's block copied out in rotation.
-/// None (and nothing done) when a block does not fit.
+/// `queue::PREFETCH_MAX_BYTES`): our block published once, our own copy,
+/// then each peer's block copied out in rotation.  None (and nothing done)
+/// when a block does not fit.
 ///
 /// The queue sees exactly what `linear` does for such blocks (one fragment
 /// each at `cut.pos(op, 0)`, ours published before any is read), so a
