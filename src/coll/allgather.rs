@@ -15,7 +15,7 @@ use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, SelfCopy, TypedBuf};
 use crate::shm::channel::{Cut, PeerStream, Shared};
-use crate::shm::queue::{Readers, PREFETCH_MAX_BYTES};
+use crate::shm::queue::{Pos, Readers, PREFETCH_MAX_BYTES};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::trace;
 
@@ -108,55 +108,64 @@ static SMALL_SAID: AtomicBool = AtomicBool::new(false);
 /// 0.33 -> 0.24 us, tuned 0.26 beside.
 fn small(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
-    // One fragment each (a configured fragment may be smaller than the
-    // limit), which is what keeps the positions those of the general path.
-    let fits = |b: &TypedBuf| {
-        let n = b.bytes();
-        (1..=PREFETCH_MAX_BYTES).contains(&n)
-            && sh.cut(n).count() == 1
-            && !sh.single_copy_exchange(n)
-            && b.byte_range().is_some()
-    };
-    if !(0..p).all(|r| fits(&all.block(r))) {
+    let mine = all.block(me);
+    let sent = own.unwrap_or(mine);
+    if !(0..p).all(|r| travels_with_header(sh, &all.block(r))) || !travels_with_header(sh, &sent) {
         return None;
     }
-    let mine = all.block(me);
-    let (src, len) = match own {
-        Some(from) if fits(&from) => (from.byte_range()?, from.bytes()),
-        Some(_) => return None,
-        None => (mine.byte_range()?, mine.bytes()),
-    };
     if !SMALL_SAID.swap(true, Ordering::Relaxed) {
         trace!("MPI_Allgather(v): blocks travel with their headers");
     }
     let op = sh.next_op();
-    let pos = sh.cut(len).pos(op, 0);
-    let slot = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-    // SAFETY: `slot` is our reserved slot of >= len bytes; `src` holds our
-    // block's `len` bytes (one byte range, checked above).
-    unsafe { std::ptr::copy_nonoverlapping(src, slot, len) };
-    sh.writer.publish(&sh.queues, pos, len, Readers::AllOthers);
-    // Every block was checked to be one byte range before the operation
-    // number was taken, so the lookups below cannot fail.
-    let range = |b: &TypedBuf| b.byte_range().expect("checked above");
-    if own.is_some() {
-        let to = range(&mine);
-        // SAFETY: both are one byte range of the block's bytes; `copy`
-        // allows them to overlap (an erroneous call that aliases them).
-        unsafe { std::ptr::copy(src, to, len.min(mine.bytes())) };
-    }
+    let len = sent.bytes();
+    publish_small(sh, &sent, sh.cut(len).pos(op, 0), Readers::AllOthers);
+    let copied = own.is_none_or(|from| from.copy_to(&mine, false));
     for r in rotation(me, p) {
         let block = all.block(r);
-        let (dst, n) = (range(&block), block.bytes());
-        let frag = sh
-            .queues
-            .receive_expecting(&sh.waiter, r, sh.cut(n).pos(op, 0), n);
-        // SAFETY: the fragment is valid until released; `dst` holds the
-        // block's `n` bytes, and no more than that is copied.
-        unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, frag.len.min(n)) };
-        sh.queues.release(me, r, frag);
+        take_small(sh, r, sh.cut(block.bytes()).pos(op, 0), &block);
     }
-    Some(true)
+    Some(copied)
+}
+
+/// Whether `block` travels with its slot header (`small` here and in
+/// `alltoall`): 1 to `PREFETCH_MAX_BYTES` bytes in one byte range, one
+/// fragment (a configured fragment may be smaller than the limit, and one
+/// fragment is what keeps the positions those of the general path), and
+/// not by single copy.
+pub(crate) fn travels_with_header(sh: &Shared, block: &TypedBuf) -> bool {
+    let n = block.bytes();
+    (1..=PREFETCH_MAX_BYTES).contains(&n)
+        && sh.cut(n).count() == 1
+        && !sh.single_copy_exchange(n)
+        && block.byte_range().is_some()
+}
+
+/// Publishes `block` (one that `travels_with_header`) as position `pos` of
+/// our queue for `readers`.
+pub(crate) fn publish_small(sh: &mut Shared, block: &TypedBuf, pos: Pos, readers: Readers) {
+    let (src, len) = (small_range(block), block.bytes());
+    let slot = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
+    // SAFETY: `slot` is our reserved slot of >= len bytes; `src` holds the
+    // block's `len` bytes.
+    unsafe { std::ptr::copy_nonoverlapping(src, slot, len) };
+    sh.writer.publish(&sh.queues, pos, len, readers);
+}
+
+/// Copies position `pos` of `from`'s queue into `block` (one that
+/// `travels_with_header`), no more than the block holds, and releases it.
+pub(crate) fn take_small(sh: &mut Shared, from: usize, pos: Pos, block: &TypedBuf) {
+    let (dst, n) = (small_range(block), block.bytes());
+    let frag = sh.queues.receive_expecting(&sh.waiter, from, pos, n);
+    // SAFETY: the fragment is valid until released; `dst` holds the block's
+    // `n` bytes, and no more than that is copied.
+    unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, frag.len.min(n)) };
+    sh.queues.release(sh.me, from, frag);
+}
+
+/// Where a block that `travels_with_header` starts: checked before its
+/// call took an operation number, so this cannot fail.
+fn small_range(block: &TypedBuf) -> *mut u8 {
+    block.byte_range().expect("checked by travels_with_header")
 }
 
 /// Publishes our stream to all others and receives every peer's, all

@@ -15,12 +15,13 @@
 //!   by up to one queue's worth of positions (the argument of
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
+use crate::coll::allgather::{publish_small, take_small, travels_with_header};
 use crate::coll::gather::rotation;
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
-use crate::ompi::payload::{Payload, SelfCopy, TypedBuf};
+use crate::ompi::payload::{Payload, SelfCopy};
 use crate::shm::channel::Shared;
 use crate::shm::queue::{Readers, PREFETCH_MAX_BYTES};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -170,50 +171,26 @@ static SMALL_SAID: AtomicBool = AtomicBool::new(false);
 /// own-copy bookkeeping).  The measured gain is with `allgather::small`.
 fn small(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
-    // One fragment each (a configured fragment may be smaller than the
-    // limit), which is what keeps the positions those of the general path.
-    let fits = |b: &TypedBuf| {
-        let n = b.bytes();
-        (1..=PREFETCH_MAX_BYTES).contains(&n) && sh.cut(n).count() == 1 && b.byte_range().is_some()
+    let fit = |r: usize| {
+        travels_with_header(sh, &send.block(r)) && travels_with_header(sh, &recv.block(r))
     };
-    if p > sh.queues.layout().s || !(0..p).all(|r| fits(&send.block(r)) && fits(&recv.block(r))) {
+    if p > sh.queues.layout().s || !(0..p).all(fit) {
         return None;
     }
     if !SMALL_SAID.swap(true, Ordering::Relaxed) {
         trace!("MPI_Alltoall: blocks travel with their headers");
     }
-    // Every block was checked to be one byte range before the operation
-    // number is taken, so the lookups below cannot fail.
-    let range = |b: &TypedBuf| b.byte_range().expect("checked above");
     let op = sh.next_op();
     let cut = sh.cut(recv.block(me).bytes());
     for (j, to) in rotation(me, p).enumerate() {
-        let block = send.block(to);
-        let (src, len) = (range(&block), block.bytes());
-        let pos = cut.pos(op, j);
-        let slot = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-        // SAFETY: `slot` is our reserved slot of >= len bytes; `src` holds
-        // the block's `len` bytes.
-        unsafe { std::ptr::copy_nonoverlapping(src, slot, len) };
-        sh.writer.publish(&sh.queues, pos, len, Readers::One(to));
+        publish_small(sh, &send.block(to), cut.pos(op, j), Readers::One(to));
     }
-    let (from, to) = (send.block(me), recv.block(me));
-    // SAFETY: both are one byte range of their block's bytes; `copy` allows
-    // them to overlap (an erroneous call that aliases them).
-    unsafe { std::ptr::copy(range(&from), range(&to), from.bytes().min(to.bytes())) };
+    let copied = send.block(me).copy_to(&recv.block(me), false);
     for k in 1..p {
         let w = (me + p - k) % p;
-        let block = recv.block(w);
-        let (dst, n) = (range(&block), block.bytes());
-        let frag = sh
-            .queues
-            .receive_expecting(&sh.waiter, w, cut.pos(op, k - 1), n);
-        // SAFETY: the fragment is valid until released; `dst` holds the
-        // block's `n` bytes, and no more than that is copied.
-        unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, frag.len.min(n)) };
-        sh.queues.release(me, w, frag);
+        take_small(sh, w, cut.pos(op, k - 1), &recv.block(w));
     }
-    Some(true)
+    Some(copied)
 }
 
 /// The pairwise rounds.  Within a round the reads trail the writes by as
