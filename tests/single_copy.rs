@@ -191,16 +191,7 @@ fn nontemporal_queue_stores_deliver_every_operation() {
 fn allgather_copies_its_own_block_with_its_fills_on_a_core_each() {
     let said = "MPI_Allgather(v): own block copied in the pass of its fills";
     for np in [2, 3] {
-        let out = run(
-            np,
-            "queues",
-            &[
-                ("coll_sharm_single_copy", "none"),
-                ("coll_sharm_verbose", "100"),
-            ],
-            &[],
-            &[],
-        );
+        let out = queues_at_verbose_100(np, &[]);
         let processes = out.matches(said).count();
         if np <= cores() {
             assert_eq!(processes, np, "every process, once:\n{out}");
@@ -227,16 +218,7 @@ fn calls_that_land_a_quarter_of_the_cache_land_non_temporally() {
     };
     for (ints, expect) in [(enough, per_stream != usize::MAX), (enough / 2, false)] {
         let arg = format!("landing={ints}");
-        let out = run(
-            2,
-            "queues",
-            &[
-                ("coll_sharm_single_copy", "none"),
-                ("coll_sharm_verbose", "100"),
-            ],
-            &[],
-            &[&arg],
-        );
+        let out = queues_at_verbose_100(2, &[&arg]);
         assert!(mca_coll_sharm::kernels::copy::call_streams(2 * 4 * ints) == expect);
         let processes = out.matches(said).count();
         assert_eq!(processes, if expect { 2 } else { 0 }, "{arg}:\n{out}");
@@ -257,16 +239,7 @@ fn small_exchanges_skip_the_stream_machinery() {
     for np in [2, 3] {
         for (ints, expect) in [(2, np), (256, 0)] {
             let arg = format!("landing={ints}");
-            let out = run(
-                np,
-                "queues",
-                &[
-                    ("coll_sharm_single_copy", "none"),
-                    ("coll_sharm_verbose", "100"),
-                ],
-                &[],
-                &[&arg],
-            );
+            let out = queues_at_verbose_100(np, &[&arg]);
             for line in said {
                 assert_eq!(
                     out.matches(line).count(),
@@ -276,6 +249,22 @@ fn small_exchanges_skip_the_stream_machinery() {
             }
         }
     }
+}
+
+/// `run` of the checker's `extra` mode through the queues alone, with
+/// every process's trace (verbose 100): what the tests of the data path's
+/// choices read.
+fn queues_at_verbose_100(np: usize, extra: &[&str]) -> String {
+    run(
+        np,
+        "queues",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        extra,
+    )
 }
 
 /// CPUs this test may use.
