@@ -10,8 +10,10 @@
 //! 3. `cma`, or `auto` without calibration: single copy from
 //!    `coll_sharm_single_copy_min_size`.
 //! 4. `auto` with `coll_sharm_calibrate 1`: ranks 0 and 1 time both paths on
-//!    a few sizes (a few ms; once per process, later channels reuse rank 0's
-//!    result), rank 0 picks the smallest size from which single copy wins at
+//!    a few sizes (once per process, later channels reuse rank 0's result;
+//!    np=2 on the development VM the first collective, which sets it off,
+//!    takes 19-23 ms with it and 2.6-3.0 without: about 10 ms of timed
+//!    copies, 8 of making the buffers, see `Buffers`), rank 0 picks the smallest size from which single copy wins at
 //!    every larger size measured, and all adopt it (printed at verbose >= 10).
 //!    The machine's state decides, not a threshold fixed in advance: on one
 //!    day two copies through cache-resident slots beat CMA, on another CMA
@@ -111,6 +113,51 @@ impl Thresholds {
             one_way: word(0),
             exchange: word(8),
             push: word(16),
+        }
+    }
+}
+
+/// The largest stream any timing moves.
+const LARGEST: usize = {
+    let (one_way, exchange) = (
+        SIZES[SIZES.len() - 1],
+        EXCHANGE_SIZES[EXCHANGE_SIZES.len() - 1],
+    );
+    if one_way > exchange {
+        one_way
+    } else {
+        exchange
+    }
+};
+
+/// The buffers of one calibration, made once by each of ranks 0 and 1 and
+/// used by all its timings: a source of the largest stream, and a receive
+/// side of two such blocks (an Allgather's at np=2, a Gather root's; the
+/// one-way reader uses the first), each made only where a timing uses it.
+///
+/// Why once: made anew for each timing (three sources and three receive
+/// sides, the sources written byte by byte as `i % 251`), they took most
+/// of the calibration's time: a process's first collective, which sets the
+/// calibration off, took 36-40 ms against 2.6-3.0 with `coll_sharm_calibrate
+/// 0` (np=2, 2026-11-26), of which the timed copies are about 10 ms.  The
+/// content does not matter to any copy timed; it only has to be written
+/// (not the zero page) and differ between the two.  Where only the one-way
+/// streams are timed (a crowded node), the writer needs no receive side and
+/// the reader no source, and neither is made (made anyway, they cost more
+/// than the sharing saved: np=4 on 2 cores, the first collective 11-15 ->
+/// 14-19 ms; made only where used, 14-17.5 -> 13.4-15.5, 4 launches each).
+struct Buffers {
+    src: Vec<u8>,
+    all: Vec<u8>,
+}
+
+impl Buffers {
+    /// `sources` and `receives` blocks of the largest stream (0 or 1, and
+    /// 0 to 2).
+    fn new(sources: usize, receives: usize) -> Buffers {
+        Buffers {
+            src: vec![0xa5; sources * LARGEST],
+            all: vec![0x5a; receives * LARGEST],
         }
     }
 }
@@ -333,17 +380,20 @@ fn calibrated(
         // What else is timed besides the one-way streams (the same for
         // ranks 0 and 1: `push` and `crowded` are agreed).
         let (time_exchanges_too, time_gathers_too) = (!crowded, push && !crowded);
+        // Exchanges and Gathers use both buffers at both ranks, in full.
+        let full = time_exchanges_too || time_gathers_too;
         let mut result = [0u8; ENCODED];
         match sh.me {
             0 => {
-                let one_way = time_as_writer(sh, first, label);
+                let mut buf = Buffers::new(1, if full { 2 } else { 0 });
+                let one_way = time_as_writer(sh, &buf, first, label);
                 let exchange = if time_exchanges_too {
-                    time_exchanges(sh, exchanges, 1, label)
+                    time_exchanges(sh, &mut buf, exchanges, 1, label)
                 } else {
                     u64::MAX
                 };
                 let push = if time_gathers_too {
-                    time_gathers(sh, gathers, label)
+                    time_gathers(sh, &mut buf, gathers, label)
                 } else {
                     u64::MAX
                 };
@@ -355,12 +405,13 @@ fn calibrated(
                 .encode();
             }
             1 => {
-                time_as_reader(sh, first);
+                let mut buf = Buffers::new(full as usize, if full { 2 } else { 1 });
+                time_as_reader(sh, &mut buf, first);
                 if time_exchanges_too {
-                    time_exchanges(sh, exchanges, 0, label);
+                    time_exchanges(sh, &mut buf, exchanges, 0, label);
                 }
                 if time_gathers_too {
-                    time_gathers(sh, gathers, label);
+                    time_gathers(sh, &mut buf, gathers, label);
                 }
             }
             _ => {}
@@ -465,15 +516,13 @@ fn table(sizes: &[usize], best: &[[Duration; 2]]) -> String {
 /// state of the machine (np=2 Allgather 4 MiB: 383 us by the queues against
 /// 533 for tuned's single copy on 2026-11-23; 922 against 659 forced single
 /// copy on 2026-11-24).
-fn time_exchanges(sh: &mut Shared, first: u64, peer: usize, label: &str) -> u64 {
-    let largest = EXCHANGE_SIZES[EXCHANGE_SIZES.len() - 1];
-    let src: Vec<u8> = (0..largest).map(|i| (i % 253) as u8).collect();
+fn time_exchanges(sh: &mut Shared, buf: &mut Buffers, first: u64, peer: usize, label: &str) -> u64 {
+    let Buffers { src, all } = buf;
     // An Allgather's receive buffer: the two blocks side by side in rank
     // order, `bytes` apart.  Blocks a power of two apart share their cache
     // sets, and that costs: timed into separate vectors instead, the queues
     // moved 4 MiB in 600 us, where every Allgather took 915-980 (single
     // copy 450-520 against 650), and the verdict flipped between launches.
-    let mut all = vec![1u8; 2 * largest];
     let mut best = [[Duration::MAX; 2]; EXCHANGE_SIZES.len()];
     for (k, (bytes, single)) in rounds(&EXCHANGE_SIZES).enumerate() {
         let op = first + k as u64;
@@ -553,11 +602,9 @@ fn time_exchanges(sh: &mut Shared, first: u64, peer: usize, label: &str) -> u64 
 /// 1 MiB / 4 MiB took 13.0 / 45.9 / 442 us, written 37.6 / 82.0 / 389, and
 /// when the host placed the cores far apart (line round trip ~310 ns)
 /// 22 / 77 / 677 against 160 / 382 / 6271.
-fn time_gathers(sh: &mut Shared, first: u64, label: &str) -> u64 {
-    let largest = SIZES[SIZES.len() - 1];
-    let src: Vec<u8> = (0..largest).map(|i| (i % 247) as u8).collect();
-    // The root's receive buffer: its own block, then the sender's.
-    let mut all = vec![1u8; 2 * largest];
+fn time_gathers(sh: &mut Shared, buf: &mut Buffers, first: u64, label: &str) -> u64 {
+    // The root's receive buffer `all`: its own block, then the sender's.
+    let Buffers { src, all } = buf;
     let mut best = [[Duration::MAX; 2]; SIZES.len()];
     for (k, (bytes, single)) in rounds(&SIZES).enumerate() {
         // The sender's stream or outcome at `op`, the root's offer at op + 1.
@@ -646,9 +693,8 @@ fn keep_fastest(
 
 /// Rank 0: sends every phase to rank 1 and times it until rank 1
 /// acknowledged the last byte; returns the threshold.
-fn time_as_writer(sh: &mut Shared, first: u64, label: &str) -> u64 {
-    let largest = SIZES[SIZES.len() - 1];
-    let src: Vec<u8> = (0..largest).map(|i| (i % 251) as u8).collect();
+fn time_as_writer(sh: &mut Shared, buf: &Buffers, first: u64, label: &str) -> u64 {
+    let src = &buf.src;
     let mut best = [[Duration::MAX; 2]; SIZES.len()];
     for (k, (bytes, single)) in schedule().enumerate() {
         let op = first + k as u64;
@@ -678,8 +724,8 @@ fn time_as_writer(sh: &mut Shared, first: u64, label: &str) -> u64 {
 }
 
 /// Rank 1: receives every phase of `time_as_writer`.
-fn time_as_reader(sh: &mut Shared, first: u64) {
-    let mut dst = vec![1u8; SIZES[SIZES.len() - 1]];
+fn time_as_reader(sh: &mut Shared, buf: &mut Buffers, first: u64) {
+    let dst = &mut buf.all;
     for (k, (bytes, single)) in schedule().enumerate() {
         let op = first + k as u64;
         let mut payload = Payload::Contiguous(dst.as_mut_ptr());
