@@ -25,8 +25,9 @@
 //! ordinary fill of 16 KiB / 64 KiB / 256 KiB at 14 / 13 / 15 GB/s in the
 //! fast placement and 4.1 / 3.7 / 4.0 GB/s in the slow one; non-temporal
 //! fills take the same time in both (they never touch the reader's lines),
-//! so while they are used, one ordinary fill in `RECHECK_EVERY` is timed
-//! to see whether the placement came back.  The choice is this writer's
+//! so while they are used, one ordinary fill in `RECHECK_EVERY`, at most
+//! one per `RECHECK_INTERVAL`, is timed to see whether the placement came
+//! back.  The choice is this writer's
 //! alone: readers cannot tell how a fragment was written, so nothing has
 //! to be agreed.
 //!
@@ -53,7 +54,7 @@
 //! borrowed.
 
 use std::cell::Cell;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tracing::trace;
 
@@ -87,6 +88,22 @@ const SAMPLE_EVERY: u32 = 4;
 /// While they look far, one eligible fill in this many is ordinary and
 /// timed, to notice that they are near again.
 const RECHECK_EVERY: u32 = 32;
+/// While they look far, a recheck also waits until this long after the
+/// last timed fill.
+///
+/// Why a time as well as a count: a recheck is an ordinary fill, and with
+/// the cores far its reader takes each of its lines out of the far core's
+/// cache (a 32 KiB fragment ~20 us more than non-temporal).  Counted alone,
+/// one fill in `RECHECK_EVERY` put one recheck into every fourth 256 KiB
+/// exchange of each process: np=2 with the cores far (line round trip
+/// 310-350 ns), 6 launches each (2026-11-26 evening), Allgather / Allreduce
+/// / Alltoall 256 KiB took 39.9 / 38.0 / 38.0 us against 31.9 / 29.8 / 30.2
+/// with `always`, and with this interval 32.2 / 30.5 / 31.2 (10 ms: 32.1 /
+/// 30.4 / 30.4); 64 KiB and Bcast / Reduce alike within 2 %, and with the
+/// cores near every cell within 3 % (2 launches each).  The placement
+/// changes every few seconds, so 2 ms later back to ordinary stores costs
+/// little.
+const RECHECK_INTERVAL: Duration = Duration::from_millis(2);
 /// Slow samples in a row before switching to non-temporal stores (one slow
 /// sample may be a preemption or an interrupt).
 const SLOW_IN_A_ROW: u8 = 2;
@@ -156,6 +173,8 @@ pub struct Stores {
     verdict: Cell<Verdict>,
     /// Eligible fills since the last timed one.
     since: Cell<u32>,
+    /// When the last timed fill began.
+    last_timed: Cell<Option<Instant>>,
     /// The first non-temporal fill under `always` was said (verbose 100).
     said: Cell<bool>,
     /// No fill the readers time yet in this call: their reports are read
@@ -172,6 +191,7 @@ impl Stores {
             min,
             verdict: Cell::new(Verdict::default()),
             since: Cell::new(0),
+            last_timed: Cell::new(None),
             said: Cell::new(false),
             fresh: Cell::new(true),
             readers_far: Cell::new(false),
@@ -193,6 +213,14 @@ impl Stores {
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
         }
+    }
+
+    /// Whether, while the cores look far, `RECHECK_INTERVAL` has passed
+    /// since the last timed fill.
+    fn recheck_due(&self) -> bool {
+        self.last_timed
+            .get()
+            .is_none_or(|t| t.elapsed() >= RECHECK_INTERVAL)
     }
 
     /// Copies `len` bytes from `src` into our reserved slot `dst`, one
@@ -260,7 +288,7 @@ impl Stores {
         let far = verdict.far || (judged && self.readers_far.get());
         let since = self.since.get() + 1;
         let every = if far { RECHECK_EVERY } else { SAMPLE_EVERY };
-        if since < every || len < TIMED_MIN {
+        if since < every || len < TIMED_MIN || (far && !self.recheck_due()) {
             self.since.set(since.min(every));
             if far {
                 nontemporal();
@@ -275,6 +303,7 @@ impl Stores {
         // second destination does not read as slow stores.
         self.since.set(0);
         let start = Instant::now();
+        self.last_timed.set(Some(start));
         // SAFETY: forwarded contract.
         unsafe { copy::copy(dst, src, len) };
         let ns = start.elapsed().as_nanos() as f64;
@@ -497,6 +526,35 @@ mod tests {
             }
             assert_eq!(stores.far(), mode == NontemporalMode::Always);
         }
+    }
+
+    /// While far, a recheck (an ordinary, timed fill) comes after
+    /// `RECHECK_EVERY` fills only once `RECHECK_INTERVAL` has passed since
+    /// the last timed fill, and then at once.
+    #[test]
+    fn rechecks_wait_for_the_interval() {
+        let src = vec![3u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(NontemporalMode::Auto, 4 << 10);
+        stores.verdict.set(Verdict { far: true, slow: 0 });
+        let mut fill = || {
+            // SAFETY: both vectors hold K64 bytes.
+            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, 1 << 20, || false) }
+        };
+        // The last timed fill "now" (an hour ahead: never due in this test).
+        stores
+            .last_timed
+            .set(Instant::now().checked_add(Duration::from_secs(3600)));
+        assert!(
+            (0..2 * RECHECK_EVERY).all(|_| fill()),
+            "no recheck within the interval"
+        );
+        // The interval passed long ago: the next fill is the recheck.
+        stores
+            .last_timed
+            .set(Instant::now().checked_sub(Duration::from_secs(1)));
+        assert!(!fill(), "the recheck is an ordinary fill");
+        assert!(stores.last_timed.get().unwrap().elapsed() < Duration::from_secs(1));
     }
 
     /// A reader reports a writer after three slow copies in a row of
