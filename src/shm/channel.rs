@@ -265,7 +265,11 @@ impl Shared {
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
             tuning: (params.radix, None),
-            stores: Stores::new(params.nontemporal, params.nontemporal_min_size),
+            stores: Stores::new(
+                params.nontemporal,
+                params.nontemporal_min_size,
+                crowding >= Crowding::Yielding,
+            ),
             reads: Reads::new(params.nontemporal, p),
             rules,
             params,

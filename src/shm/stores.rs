@@ -103,6 +103,14 @@ const RECHECK_EVERY: u32 = 32;
 /// cores near every cell within 3 % (2 launches each).  The placement
 /// changes every few seconds, so 2 ms later back to ordinary stores costs
 /// little.
+///
+/// Not on a crowded node (`Stores::new`): there a fill is slow mostly
+/// because its process lost the core halfway, not because of the cores'
+/// placement, and a reader may well run on the writer's core; the count
+/// alone ends such a verdict sooner.  (Oversubscribed runs spread too much
+/// to show a difference either way: np=8 on 2 cores, Alltoall 64 KiB 720
+/// / 739 us without / with the interval in one set of 6 launches, 754 /
+/// 1069 in another of 5.)
 const RECHECK_INTERVAL: Duration = Duration::from_millis(2);
 /// Slow samples in a row before switching to non-temporal stores (one slow
 /// sample may be a preemption or an interrupt).
@@ -173,6 +181,8 @@ pub struct Stores {
     verdict: Cell<Verdict>,
     /// Eligible fills since the last timed one.
     since: Cell<u32>,
+    /// `RECHECK_INTERVAL`, or zero on a crowded node.
+    recheck_interval: Duration,
     /// When the last timed fill began.
     last_timed: Cell<Option<Instant>>,
     /// The first non-temporal fill under `always` was said (verbose 100).
@@ -185,10 +195,17 @@ pub struct Stores {
 }
 
 impl Stores {
-    pub fn new(mode: NontemporalMode, min: usize) -> Stores {
+    /// `crowded`: every process of the channel runs crowded
+    /// (`Shared::crowded`), and rechecks follow the count alone.
+    pub fn new(mode: NontemporalMode, min: usize, crowded: bool) -> Stores {
         Stores {
             mode,
             min,
+            recheck_interval: if crowded {
+                Duration::ZERO
+            } else {
+                RECHECK_INTERVAL
+            },
             verdict: Cell::new(Verdict::default()),
             since: Cell::new(0),
             last_timed: Cell::new(None),
@@ -215,12 +232,12 @@ impl Stores {
         }
     }
 
-    /// Whether, while the cores look far, `RECHECK_INTERVAL` has passed
+    /// Whether, while the cores look far, the recheck interval has passed
     /// since the last timed fill.
     fn recheck_due(&self) -> bool {
         self.last_timed
             .get()
-            .is_none_or(|t| t.elapsed() >= RECHECK_INTERVAL)
+            .is_none_or(|t| t.elapsed() >= self.recheck_interval)
     }
 
     /// Copies `len` bytes from `src` into our reserved slot `dst`, one
@@ -510,7 +527,7 @@ mod tests {
             NontemporalMode::Never,
             NontemporalMode::Always,
         ] {
-            let stores = Stores::new(mode, 16 << 10);
+            let stores = Stores::new(mode, 16 << 10, false);
             // One destination, touched first: a page fault in a timed fill
             // would look like far cores.
             let mut dst = vec![0u8; K64];
@@ -535,7 +552,7 @@ mod tests {
     fn rechecks_wait_for_the_interval() {
         let src = vec![3u8; K64];
         let mut dst = vec![0u8; K64];
-        let stores = Stores::new(NontemporalMode::Auto, 4 << 10);
+        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, false);
         stores.verdict.set(Verdict { far: true, slow: 0 });
         let mut fill = || {
             // SAFETY: both vectors hold K64 bytes.
@@ -555,6 +572,26 @@ mod tests {
             .set(Instant::now().checked_sub(Duration::from_secs(1)));
         assert!(!fill(), "the recheck is an ordinary fill");
         assert!(stores.last_timed.get().unwrap().elapsed() < Duration::from_secs(1));
+    }
+
+    /// On a crowded node the count alone decides: the recheck comes at the
+    /// `RECHECK_EVERY`-th fill however recent the last timed one.
+    #[test]
+    fn crowded_rechecks_follow_the_count() {
+        let src = vec![3u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, true);
+        stores.verdict.set(Verdict { far: true, slow: 0 });
+        stores.last_timed.set(Some(Instant::now()));
+        let ordinary = (1..=RECHECK_EVERY)
+            .filter(|_| {
+                // SAFETY: both vectors hold K64 bytes.
+                !unsafe {
+                    stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, 1 << 20, || false)
+                }
+            })
+            .count();
+        assert_eq!(ordinary, 1, "one recheck in RECHECK_EVERY fills");
     }
 
     /// A reader reports a writer after three slow copies in a row of
@@ -595,7 +632,7 @@ mod tests {
     fn readers_reports_steer_the_fragments_they_judge() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
-        let stores = Stores::new(NontemporalMode::Auto, 4 << 10);
+        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, false);
         let asked = Cell::new(0);
         let far = || {
             asked.set(asked.get() + 1);
