@@ -545,32 +545,43 @@ mod tests {
         }
     }
 
+    /// Stores whose verdict is far (`crowded` as `Stores::new`), and a fill
+    /// of a 64 KiB fragment of a 1 MiB stream through them (whether it was
+    /// non-temporal).
+    fn far_stores(crowded: bool) -> (Stores, impl Fn(&Stores) -> bool) {
+        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, crowded);
+        stores.verdict.set(Verdict { far: true, slow: 0 });
+        let (src, dst) = (vec![3u8; K64], Cell::new(vec![0u8; K64]));
+        let fill = move |stores: &Stores| {
+            let mut to = dst.take();
+            // SAFETY: both vectors hold K64 bytes.
+            let nontemporal =
+                unsafe { stores.fill(to.as_mut_ptr(), None, src.as_ptr(), K64, 1 << 20, || false) };
+            dst.set(to);
+            nontemporal
+        };
+        (stores, fill)
+    }
+
     /// While far, a recheck (an ordinary, timed fill) comes after
     /// `RECHECK_EVERY` fills only once `RECHECK_INTERVAL` has passed since
     /// the last timed fill, and then at once.
     #[test]
     fn rechecks_wait_for_the_interval() {
-        let src = vec![3u8; K64];
-        let mut dst = vec![0u8; K64];
-        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, false);
-        stores.verdict.set(Verdict { far: true, slow: 0 });
-        let mut fill = || {
-            // SAFETY: both vectors hold K64 bytes.
-            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, 1 << 20, || false) }
-        };
+        let (stores, fill) = far_stores(false);
         // The last timed fill "now" (an hour ahead: never due in this test).
         stores
             .last_timed
             .set(Instant::now().checked_add(Duration::from_secs(3600)));
         assert!(
-            (0..2 * RECHECK_EVERY).all(|_| fill()),
+            (0..2 * RECHECK_EVERY).all(|_| fill(&stores)),
             "no recheck within the interval"
         );
         // The interval passed long ago: the next fill is the recheck.
         stores
             .last_timed
             .set(Instant::now().checked_sub(Duration::from_secs(1)));
-        assert!(!fill(), "the recheck is an ordinary fill");
+        assert!(!fill(&stores), "the recheck is an ordinary fill");
         assert!(stores.last_timed.get().unwrap().elapsed() < Duration::from_secs(1));
     }
 
@@ -578,19 +589,9 @@ mod tests {
     /// `RECHECK_EVERY`-th fill however recent the last timed one.
     #[test]
     fn crowded_rechecks_follow_the_count() {
-        let src = vec![3u8; K64];
-        let mut dst = vec![0u8; K64];
-        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, true);
-        stores.verdict.set(Verdict { far: true, slow: 0 });
+        let (stores, fill) = far_stores(true);
         stores.last_timed.set(Some(Instant::now()));
-        let ordinary = (1..=RECHECK_EVERY)
-            .filter(|_| {
-                // SAFETY: both vectors hold K64 bytes.
-                !unsafe {
-                    stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, 1 << 20, || false)
-                }
-            })
-            .count();
+        let ordinary = (1..=RECHECK_EVERY).filter(|_| !fill(&stores)).count();
         assert_eq!(ordinary, 1, "one recheck in RECHECK_EVERY fills");
     }
 
