@@ -13,8 +13,9 @@
 //!    a few sizes (once per process, later channels reuse rank 0's result;
 //!    np=2 on the development VM the first collective, which sets it off,
 //!    takes 19-23 ms with it and 2.6-3.0 without: about 10 ms of timed
-//!    copies, 8 of making the buffers, see `Buffers`), rank 0 picks the smallest size from which single copy wins at
-//!    every larger size measured, and all adopt it (printed at verbose >= 10).
+//!    copies, 8 of making the buffers, see `Buffers`), rank 0 picks the
+//!    smallest size from which single copy wins at every larger size
+//!    measured, and all adopt it (printed at verbose >= 10).
 //!    The machine's state decides, not a threshold fixed in advance: on one
 //!    day two copies through cache-resident slots beat CMA, on another CMA
 //!    wins from 256 KiB.
@@ -138,7 +139,7 @@ const LARGEST: usize = {
 /// Why once: made anew for each timing (three sources and three receive
 /// sides, the sources written byte by byte as `i % 251`), they took most
 /// of the calibration's time: a process's first collective, which sets the
-/// calibration off, took 36-40 ms against 2.6-3.0 with `coll_sharm_calibrate
+/// calibration off, took 33-52 ms against 2.6-3.0 with `coll_sharm_calibrate
 /// 0` (np=2, 2026-11-26), of which the timed copies are about 10 ms.  The
 /// content does not matter to any copy timed; it only has to be written
 /// (not the zero page) and differ between the two.  Where only the one-way
