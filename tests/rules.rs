@@ -388,3 +388,42 @@ fn built_in_rules_decide_when_the_user_gave_none() {
     );
     assert!(has(&out, "of coll_sharm_allreduce_rules: Linear"), "{out}");
 }
+
+/// With more processes than CPUs, `auto` runs Alltoall as `linear` when a
+/// process's p-1 blocks take 128 KiB to 1 MiB together, where processes
+/// with a core each take the pairwise rounds for the same blocks
+/// (`alltoall::OVERSUBSCRIBED_LINEAR_BYTES`).  The oversubscribed run needs
+/// CPUs + 1 processes: on a machine of more than 11 CPUs it is not made,
+/// and the test says so.
+#[test]
+fn oversubscribed_alltoall_runs_linear() {
+    // The plugin's own count: CPUs online.
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    let mca = [
+        ("coll_sharm_verbose", "100"),
+        ("coll_sharm_single_copy", "none"),
+        ("mpi_yield_when_idle", "1"),
+    ];
+    if cpus < 12 {
+        let np = cpus + 1;
+        // p-1 blocks of 512 KiB / (p-1) bytes: 512 KiB together.
+        let block = ((512 << 10) / (np - 1) / 4 * 4) as u64;
+        let out = mpirun_sizes(np, &mca, &[block]);
+        let line = format!("MPI_Alltoall on {np} processes runs Linear");
+        // Once per process on MPI_COMM_WORLD and once on its duplicate.
+        assert_eq!(out.matches(&line).count(), 2 * np, "`{line}`:\n{out}");
+        assert!(out.contains("(Oversubscribed), queue stores from"), "{out}");
+    } else {
+        eprintln!(
+            "oversubscribed run not made: it needs {} processes",
+            cpus + 1
+        );
+    }
+    if cpus >= 2 {
+        // A core each, mpi_yield_when_idle left alone: not crowded.
+        let out = mpirun_sizes(2, &mca[..2], &[256 << 10]);
+        let line = "MPI_Alltoall on 2 processes runs Pairwise";
+        assert_eq!(out.matches(line).count(), 4, "`{line}`:\n{out}");
+    }
+}

@@ -19,6 +19,7 @@ use crate::coll::allgather::{publish_small, take_small, travels_with_header};
 use crate::coll::gather::rotation;
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::ompi::call::Coll;
+use crate::ompi::ffi::Crowding;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, SelfCopy};
@@ -139,16 +140,39 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
 /// Whether a call with the algorithm `chosen` runs `linear_exchange`: equal
 /// blocks that do not go by single copy (those take the pairwise rounds, an
 /// offer per pair, the rounds not waiting for each other), and `linear`
-/// asked for, or `auto` with blocks of at most one fragment.
+/// asked for, or `auto` with blocks of at most one fragment, or on an
+/// oversubscribed node with the p-1 blocks of each process taking
+/// `OVERSUBSCRIBED_LINEAR_BYTES` together.
 fn takes_linear(sh: &Shared, chosen: Algorithm, uniform: bool, block_bytes: usize) -> bool {
+    let oversubscribed_linear = || {
+        sh.crowding >= Crowding::Oversubscribed
+            && OVERSUBSCRIBED_LINEAR_BYTES.contains(&(block_bytes * (sh.p - 1)))
+    };
     uniform
         && !by_single_copy(sh, block_bytes)
         && match chosen {
             Algorithm::Linear => true,
-            Algorithm::Auto => block_bytes <= sh.fragment(),
+            Algorithm::Auto => block_bytes <= sh.fragment() || oversubscribed_linear(),
             _ => false,
         }
 }
+
+/// Under `auto` with more processes than cores, Alltoall runs `linear`
+/// when a process's p-1 blocks take this many bytes together (pairwise
+/// beyond a fragment otherwise): its p-1 streams go out at once and each
+/// process reads whenever it runs, where each pairwise round needs both of
+/// its processes on a core.  np=4 and np=8 on 2 cores, medians of 5
+/// launches (2026-11-26 evening), pairwise / linear / tuned in us: np=4 64
+/// KiB 136 / 116 / 126, 128 KiB 259 / 208 / 233, 256 KiB 491 / 419 / 456,
+/// but 16/32 KiB 35/58 / 41/65 and 512 KiB 971 / 1001; np=8 32 KiB 377 /
+/// 315 / 344, 64 KiB 768 / 599 / 644, 128 KiB 1474 / 1385 / 1247, but 256
+/// KiB 3359 / 3506 and 512 KiB 6697 / 7626 (16 KiB, 112 KiB together, 249 /
+/// 169 / 258, is left to pairwise).  With this rule, 5 more launches each,
+/// before / after / tuned: np=4 64 / 128 / 256 KiB 128 / 120 / 134, 257 /
+/// 206 / 238, 481 / 422 / 454; np=8 32 / 64 / 128 KiB 473 / 402 / 337, 837
+/// / 609 / 637, 1821 / 1654 / 1343 (tuned ahead at np=8 32 KiB in this
+/// set but not in the first, and at 128 KiB in both).
+const OVERSUBSCRIBED_LINEAR_BYTES: std::ops::RangeInclusive<usize> = (128 << 10)..=(1 << 20);
 
 /// Whether this process said (at verbose 100) that an Alltoall's blocks
 /// travelled with their headers (`small`); once per process is enough for
