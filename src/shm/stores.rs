@@ -27,8 +27,9 @@
 //! fills take the same time in both (they never touch the reader's lines),
 //! so while they are used, one ordinary fill in `RECHECK_EVERY`, at most
 //! one per `RECHECK_INTERVAL`, is timed to see whether the placement came
-//! back.  The choice is this writer's alone: readers cannot tell how a
-//! fragment was written, so nothing has to be agreed.
+//! back.  The choice is this writer's alone: a reader copies a fragment
+//! the same way however it was written (the slot header says how, for the
+//! readers' timings below), so nothing has to be agreed.
 //!
 //! From 4 KiB (`coll_sharm_nontemporal_min_size`): np=2, 40-60 launches
 //! per setting, 8 and 12 KiB calls in the far placement took 4.1-7.7 us
