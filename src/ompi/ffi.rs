@@ -337,6 +337,12 @@ pub enum Crowding {
 }
 
 impl Crowding {
+    /// Crowded: waits yield and a process may be waiting for a core
+    /// (`Yielding` or `Oversubscribed`).
+    pub fn crowded(self) -> bool {
+        self >= Crowding::Yielding
+    }
+
     pub fn from_level(level: i32) -> Crowding {
         match level {
             i32::MIN..=0 => Crowding::None,

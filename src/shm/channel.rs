@@ -231,7 +231,7 @@ impl Shared {
             layout.s,
             layout.f,
             waiter.yield_early,
-            crowding >= Crowding::Yielding,
+            crowding.crowded(),
             params.nontemporal_min_size,
             params.nontemporal,
         );
@@ -268,7 +268,7 @@ impl Shared {
             stores: Stores::new(
                 params.nontemporal,
                 params.nontemporal_min_size,
-                crowding >= Crowding::Yielding,
+                crowding.crowded(),
             ),
             reads: Reads::new(params.nontemporal, p),
             rules,
@@ -373,7 +373,7 @@ impl Shared {
 
     /// Every process of the channel runs crowded (see `crowding`).
     pub fn crowded(&self) -> bool {
-        self.crowding >= Crowding::Yielding
+        self.crowding.crowded()
     }
 
     /// Resolves `auto` for the tree algorithms: the flat one up to
