@@ -397,9 +397,7 @@ fn built_in_rules_decide_when_the_user_gave_none() {
 /// and the test says so.
 #[test]
 fn oversubscribed_alltoall_runs_linear() {
-    // The plugin's own count: CPUs online.
-    // SAFETY: sysconf has no preconditions.
-    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    let cpus = support::cpus_online();
     let mca = [
         ("coll_sharm_verbose", "100"),
         ("coll_sharm_single_copy", "none"),

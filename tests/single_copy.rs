@@ -468,9 +468,7 @@ fn oversubscribed_node_scatters_by_single_copy_from_16k() {
         ("coll_sharm_verbose", "10"),
         ("mpi_yield_when_idle", "1"),
     ];
-    // The plugin's own count: CPUs online.
-    // SAFETY: sysconf has no preconditions.
-    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    let cpus = support::cpus_online();
     let mut runs = vec![];
     if cpus >= 2 {
         runs.push((2, 262144, "Yielding"));

@@ -37,6 +37,13 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| repo().join("target"))
 }
 
+/// CPUs online, as the plugin counts them to find an oversubscribed node
+/// (`ompi::ffi::crowding`): a test needs this many + 1 processes for one.
+pub fn cpus_online() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize
+}
+
 fn mtime(p: &Path) -> std::io::Result<SystemTime> {
     fs::metadata(p)?.modified()
 }
