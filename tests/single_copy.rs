@@ -251,6 +251,24 @@ fn small_exchanges_skip_the_stream_machinery() {
     }
 }
 
+/// An Allreduce whose reduce-scatter a queue holds whole publishes each
+/// reduced fragment as it folds it (every process says so once, at verbose
+/// 100), at np=2 and on a crowded node (np=3); one of 4 MiB, whose
+/// reduce-scatter does not fit, keeps the allgather as a second exchange
+/// (no process says so).  The checker checks every value: longs under
+/// MPI_MAX, and pairs under a non-commutative operation, in place too.
+#[test]
+fn allreduce_publishes_reduced_fragments_as_it_folds() {
+    let said = "MPI_Allreduce: reduced fragments published as they fold";
+    for np in [2, 3] {
+        for (elements, expect) in [(70001, np), ((1 << 19) + 7, 0)] {
+            let arg = format!("reductions={elements}");
+            let out = queues_at_verbose_100(np, &[&arg]);
+            assert_eq!(out.matches(said).count(), expect, "np={np} {arg}:\n{out}");
+        }
+    }
+}
+
 /// `run` of the checker's `extra` mode through the queues alone, with
 /// every process's trace (verbose 100): what the tests of the data path's
 /// choices read.

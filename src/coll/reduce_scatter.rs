@@ -73,14 +73,31 @@ pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize]) -> 
 pub enum Result {
     /// At the start of the receive buffer (MPI_Reduce_scatter).
     BufferStart,
-    /// At the slice's own place in a full-size receive buffer (the first
-    /// half of a reduce-scatter + allgather Allreduce).
+    /// At the slice's own place in a full-size receive buffer, and where
+    /// possible each reduced fragment also published to all others as soon
+    /// as it is folded (the first half of a reduce-scatter + allgather
+    /// Allreduce, and the fills of its second: see `reduce_scatter`'s
+    /// return value).
     SlicePlace,
 }
 
 /// `red.own`: the whole input (p slices); `red.rbuf`: the receive buffer;
 /// `counts[r]`: elements of slice r.
-pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result: Result) {
+///
+/// With `Result::SlicePlace`, returns the operation and the number of
+/// reduce-scatter positions when the reduced fragments were published:
+/// fragment k of slice r then sits at position `positions + k` of queue r.
+/// That needs every writer's reduce-scatter fragments published before any
+/// of its reduced ones (a reader acknowledges a writer's fragments in the
+/// order they were published), so it is done only when a queue holds the
+/// whole reduce-scatter (reads then start after the last write); otherwise
+/// None, with the result in place all the same.
+pub fn reduce_scatter(
+    sh: &mut Shared,
+    red: &Reduction,
+    counts: &[usize],
+    result: Result,
+) -> Option<(u64, usize)> {
     let cut = sh.cut(red.layout.span(red.layout.count));
     let (me, p, f) = (sh.me, sh.p, cut.size);
     let slice = |r: usize| ReduceLayout {
@@ -111,6 +128,9 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
     };
     let op = sh.next_op();
     let lag = cut.lag(sh.queues.layout().s, positions);
+    // Reduced fragments go out as they are folded only when every write of
+    // ours precedes every fold (the reads' lag covers the whole call).
+    let shares = result == Result::SlicePlace && lag == positions;
     let mine = slice(me);
     // Slice r, its fragment i, and its first element, as the writing goes.
     let (mut r, mut i, mut first_r) = (0usize, 0usize, 0usize);
@@ -142,7 +162,8 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
             let k = step - lag - base_me;
             let (_, n, offset, len) = mine.fragment(k, f);
             let pos = cut.pos(op, base_me + k);
-            // SAFETY (block): buffers hold the slice; scratch holds a fragment.
+            // SAFETY (block): buffers hold the slice; scratch holds a fragment;
+            // a reserved slot holds one.
             unsafe {
                 let mine_in = own.add(first_me * red.layout.extent + offset);
                 let out = match result {
@@ -158,7 +179,16 @@ pub fn reduce_scatter(sh: &mut Shared, red: &Reduction, counts: &[usize], result
                     fold_ranks(sh, 0..p, mine_in, acc, piece, red);
                     red.layout.copy_to_user(out, acc, n);
                 }
+                if shares {
+                    // The allgather's fill of this fragment, while its lines
+                    // are still in our cache.
+                    let at = cut.pos(op, positions + k);
+                    let dst = sh.writer.reserve(&sh.queues, &sh.waiter, at, len);
+                    sh.fill(dst, out, len, cut.bytes);
+                    sh.writer.publish(&sh.queues, at, len, Readers::AllOthers);
+                }
             }
         }
     }
+    shares.then_some((op, positions))
 }

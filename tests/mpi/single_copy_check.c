@@ -490,7 +490,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
-        fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded [undumpable|landing=N]\n");
+        fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
+                        "[undumpable|landing=N|reductions=N]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -499,6 +500,10 @@ int main(int argc, char **argv)
     int landing = 0;
     if (argc > 2 && strncmp(argv[2], "landing=", 8) == 0)
         landing = atoi(argv[2] + 8);
+    /* "reductions=N": only the reductions, of N elements. */
+    int reductions = 0;
+    if (argc > 2 && strncmp(argv[2], "reductions=", 11) == 0)
+        reductions = atoi(argv[2] + 11);
     crowded = strcmp(argv[1], "crowded") == 0;
     expect_cma = strcmp(argv[1], "any") == 0 || crowded ? -1 : strcmp(argv[1], "cma") == 0;
     int provided;
@@ -514,6 +519,10 @@ int main(int argc, char **argv)
             test_alltoall(landing, 1, in_place);
             test_gather(landing, 1, in_place);
         }
+        goto done;
+    }
+    if (reductions > 0) {
+        test_reductions(reductions, 1);
         goto done;
     }
     const int big = 70001, small = 100; /* ints: 280 KB (several chunks), 400 B */
