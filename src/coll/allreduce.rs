@@ -97,10 +97,12 @@ static FOLDED_OUT_SAID: AtomicBool = AtomicBool::new(false);
 /// default ring), each reduced fragment is published as soon as it is
 /// folded, from the cache it was just written to, and the allgather half
 /// only reads (`gather_shared`); beyond, the allgather is a second
-/// exchange.  np=2, 5 alternated launches each (2026-11-26), the second
-/// exchange -> published as folded, with the cores near: 32 / 64 / 128 KiB
-/// 5.04 / 7.87 / 14.1 -> 4.18 / 6.51 / 13.5 us, 1 MiB 99.0 -> 89.3; far:
-/// 64 / 128 / 256 KiB 11.9 / 21.9 / 36.0 -> 6.9 / 13.4 / 27.0.
+/// exchange.  `bench/paired_ab.c` (np=2, fresh data, 5-6 launches of 16
+/// blocks of 100 calls, 2026-11-26), published as folded over the second
+/// exchange, median of the launches' B/A: 12 KiB 0.82, 16 KiB 1.03, 24 KiB
+/// 0.92, 32 KiB 1.09-1.13 (the one loss, unexplained), 48 KiB 0.95, 64 KiB
+/// 0.80-0.83, 128 KiB 0.90, 256 KiB 0.92, 512 KiB 0.81, 1 MiB 0.99; np=4 on
+/// 2 cores, 3 launches: 256 KiB 0.70, 1 MiB 0.75, 64 KiB 1.12 (0.99-1.18).
 fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
     let (me, p, count, size) = (sh.me, sh.p, red.layout.count, red.layout.size);
     let counts: Vec<usize> = (0..p)
