@@ -147,9 +147,12 @@ fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
         // SAFETY: offsets stay within the user buffers; slots and scratch hold
         // a fragment.  Our own published slot stays unchanged until we reuse
         // it, so it serves as our operand even when the input is in place.
+        // Filled as every stream is (`Shared::fill`): with the cores far,
+        // ordinary stores would leave the others reading our lines across
+        // the host's chiplets.
         unsafe {
             let mine = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-            std::ptr::copy_nonoverlapping(red.own.add(offset), mine, len);
+            sh.fill(mine, red.own.add(offset), len, cut.bytes);
             sh.writer.publish(&sh.queues, pos, len, Readers::AllOthers);
             let piece = Piece { pos, n, len };
             if red.layout.dense() {

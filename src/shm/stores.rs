@@ -232,6 +232,13 @@ impl Stores {
         }
     }
 
+    /// Whether fragments of a stream of `stream_bytes` bytes may be written
+    /// non-temporally at all; the others always take ordinary stores.
+    #[inline]
+    pub fn eligible(&self, stream_bytes: usize) -> bool {
+        stream_bytes >= self.min && self.mode != NontemporalMode::Never
+    }
+
     /// Whether, while the cores look far, the recheck interval has passed
     /// since the last timed fill.
     fn recheck_due(&self) -> bool {
@@ -273,8 +280,7 @@ impl Stores {
                 copy::copy(also, src, len);
             }
         };
-        let eligible = stream_bytes >= self.min && self.mode != NontemporalMode::Never;
-        if !eligible {
+        if !self.eligible(stream_bytes) {
             ordinary();
             return false;
         }
