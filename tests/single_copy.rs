@@ -251,6 +251,39 @@ fn small_exchanges_skip_the_stream_machinery() {
     }
 }
 
+/// The small-message Allreduce (`allgather`, below 12 KiB at np=2) writes
+/// its slots through the store policy like every stream: with
+/// `coll_sharm_nontemporal always` both processes say at verbose 100 that
+/// they wrote non-temporally, and every value arrives (8000-byte calls of
+/// longs under MPI_MAX, in place too).  Filled by a plain copy, as before
+/// 2026-11-26, no process would say it: the call is the job's only one.
+#[test]
+fn allgather_allreduce_fills_through_the_store_policy() {
+    let out = run(
+        2,
+        "queues",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_nontemporal", "always"),
+            ("coll_sharm_nontemporal_min_size", MIN_SIZE),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        &["allreduce=1000"],
+    );
+    let ran = out
+        .matches("MPI_Allreduce on 2 processes runs Allgather")
+        .count();
+    assert!(
+        ran >= 2,
+        "both processes ran the allgather Allreduce:\n{out}"
+    );
+    let filled = out
+        .matches("queue stores: non-temporal fills (coll_sharm_nontemporal always)")
+        .count();
+    assert_eq!(filled, 2, "both processes wrote non-temporally:\n{out}");
+}
+
 /// An Allreduce whose reduce-scatter a queue holds whole publishes each
 /// reduced fragment as it folds it (every process says so once, at verbose
 /// 100), at np=2 and on a crowded node (np=3); one of 4 MiB, whose

@@ -396,6 +396,28 @@ static void compose(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
+/* MPI_Allreduce of n longs under MPI_MAX, in place and not. */
+static void test_allreduce(int n, int large)
+{
+    long *sb = malloc(sizeof(long) * n), *rb = malloc(sizeof(long) * n);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < n; i++) {
+            sb[i] = val(rank, i);
+            rb[i] = in_place ? val(rank, i) : -1;
+        }
+        COUNTED("allreduce", large,
+                MPI_Allreduce(in_place ? MPI_IN_PLACE : sb, rb, n, MPI_LONG, MPI_MAX,
+                              MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++)
+            if (rb[i] != val(size - 1, i)) {
+                CHECK(0, "allreduce n=%d in_place=%d: [%d] = %ld", n, in_place, i, rb[i]);
+                break;
+            }
+    }
+    free(sb);
+    free(rb);
+}
+
 static void test_reductions(int n, int large)
 {
     long *sb = malloc(sizeof(long) * n), *rb = malloc(sizeof(long) * n);
@@ -420,22 +442,9 @@ static void test_reductions(int n, int large)
                 }
         }
     }
-    for (int in_place = 0; in_place < 2; in_place++) {
-        for (int i = 0; i < n; i++) {
-            sb[i] = val(rank, i);
-            rb[i] = in_place ? val(rank, i) : -1;
-        }
-        COUNTED("allreduce", large,
-                MPI_Allreduce(in_place ? MPI_IN_PLACE : sb, rb, n, MPI_LONG, MPI_MAX,
-                              MPI_COMM_WORLD));
-        for (int i = 0; i < n; i++)
-            if (rb[i] != val(size - 1, i)) {
-                CHECK(0, "allreduce n=%d in_place=%d: [%d] = %ld", n, in_place, i, rb[i]);
-                break;
-            }
-    }
     free(sb);
     free(rb);
+    test_allreduce(n, large);
 
     /* Non-commutative: pairs (m, c), composed in rank order. */
     MPI_Datatype pair;
@@ -491,7 +500,7 @@ int main(int argc, char **argv)
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
-                        "[undumpable|landing=N|reductions=N]\n");
+                        "[undumpable|landing=N|reductions=N|allreduce=N]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -519,6 +528,11 @@ int main(int argc, char **argv)
             test_alltoall(landing, 1, in_place);
             test_gather(landing, 1, in_place);
         }
+        goto done;
+    }
+    /* "allreduce=N": only test_allreduce, of N longs. */
+    if (argc > 2 && strncmp(argv[2], "allreduce=", 10) == 0) {
+        test_allreduce(atoi(argv[2] + 10), 1);
         goto done;
     }
     if (reductions > 0) {
