@@ -160,25 +160,12 @@ fn cma_serves_every_operation_np4_oversubscribed() {
 #[test]
 fn nontemporal_queue_stores_deliver_every_operation() {
     for np in [2, 3] {
-        let out = run(
-            np,
-            "queues",
-            &[
-                ("coll_sharm_single_copy", "none"),
-                ("coll_sharm_nontemporal", "always"),
-                ("coll_sharm_nontemporal_min_size", MIN_SIZE),
-                ("coll_sharm_verbose", "100"),
-            ],
-            &[],
-            &[],
-        );
+        let out = nontemporal_at_verbose_100(np, &[]);
         let said = out
             .matches(&format!("queue stores from {MIN_SIZE} bytes: Always"))
             .count();
         assert!(said >= np, "every process says how it writes:\n{out}");
-        let filled = out
-            .matches("queue stores: non-temporal fills (coll_sharm_nontemporal always)")
-            .count();
+        let filled = out.matches(NONTEMPORAL_FILLED).count();
         assert!(filled >= np, "every process wrote non-temporally:\n{out}");
     }
 }
@@ -259,18 +246,7 @@ fn small_exchanges_skip_the_stream_machinery() {
 /// 2026-11-26, no process would say it: the call is the job's only one.
 #[test]
 fn allgather_allreduce_fills_through_the_store_policy() {
-    let out = run(
-        2,
-        "queues",
-        &[
-            ("coll_sharm_single_copy", "none"),
-            ("coll_sharm_nontemporal", "always"),
-            ("coll_sharm_nontemporal_min_size", MIN_SIZE),
-            ("coll_sharm_verbose", "100"),
-        ],
-        &[],
-        &["allreduce=1000"],
-    );
+    let out = nontemporal_at_verbose_100(2, &["allreduce=1000"]);
     let ran = out
         .matches("MPI_Allreduce on 2 processes runs Allgather")
         .count();
@@ -278,9 +254,7 @@ fn allgather_allreduce_fills_through_the_store_policy() {
         ran >= 2,
         "both processes ran the allgather Allreduce:\n{out}"
     );
-    let filled = out
-        .matches("queue stores: non-temporal fills (coll_sharm_nontemporal always)")
-        .count();
+    let filled = out.matches(NONTEMPORAL_FILLED).count();
     assert_eq!(filled, 2, "both processes wrote non-temporally:\n{out}");
 }
 
@@ -300,6 +274,28 @@ fn allreduce_publishes_reduced_fragments_as_it_folds() {
             assert_eq!(out.matches(said).count(), expect, "np={np} {arg}:\n{out}");
         }
     }
+}
+
+/// What a process says at verbose 100 at its first non-temporal fill under
+/// `coll_sharm_nontemporal always`.
+const NONTEMPORAL_FILLED: &str = "queue stores: non-temporal fills (coll_sharm_nontemporal always)";
+
+/// `run` of the checker's `extra` mode through the queues alone, every
+/// stream of `MIN_SIZE` bytes or more written non-temporally
+/// (`coll_sharm_nontemporal always`), with every process's trace.
+fn nontemporal_at_verbose_100(np: usize, extra: &[&str]) -> String {
+    run(
+        np,
+        "queues",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_nontemporal", "always"),
+            ("coll_sharm_nontemporal_min_size", MIN_SIZE),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        extra,
+    )
 }
 
 /// `run` of the checker's `extra` mode through the queues alone, with

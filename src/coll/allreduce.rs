@@ -189,13 +189,16 @@ fn gather_shared(sh: &mut Shared, red: &Reduction, counts: &[usize], op: u64, po
                 continue;
             }
             let (_, _, offset, len) = theirs.fragment(k, cut.size);
+            // Slice r's place: where `reduce_scatter` put it at process r.
+            // SAFETY: it lies within the receive buffer.
+            let start = unsafe { red.rbuf.add(r * count / p * red.layout.extent) };
+            let mut place = Payload::Contiguous(start);
             let frag = sh
                 .queues
                 .receive_expecting(&sh.waiter, r, cut.pos(op, positions + k), len);
-            // SAFETY: the slice's place lies within the receive buffer; the
-            // fragment stays valid until released.
-            let start = unsafe { red.rbuf.add(r * count / p * red.layout.extent) };
-            let mut place = Payload::Contiguous(start);
+            // SAFETY: the place holds the slice's `span` bytes, of which this
+            // fragment is `[offset, offset + len)`; the fragment stays valid
+            // until released.
             unsafe { sh.land_from(r, &mut place, theirs.span(counts[r]), offset, frag) };
             sh.queues.release(me, r, frag);
         }
