@@ -153,9 +153,7 @@ fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
         // ordinary stores would leave the others reading our lines across
         // the host's chiplets.
         unsafe {
-            let mine = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-            sh.fill(mine, red.own.add(offset), len, cut.bytes);
-            sh.writer.publish(&sh.queues, pos, len, Readers::AllOthers);
+            let mine = sh.send_bytes(red.own.add(offset), len, cut.bytes, pos, Readers::AllOthers);
             let piece = Piece { pos, n, len };
             if red.layout.dense() {
                 fold_ranks(sh, 0..p, mine, red.rbuf.add(offset), piece, red);
@@ -195,14 +193,8 @@ fn gather_shared(sh: &mut Shared, red: &Reduction, counts: &[usize], op: u64, po
             // SAFETY: it lies within the receive buffer.
             let start = unsafe { red.rbuf.add(r * count / p * red.layout.extent) };
             let mut place = Payload::Contiguous(start);
-            let frag = sh
-                .queues
-                .receive_expecting(&sh.waiter, r, cut.pos(op, positions + k), len);
-            // SAFETY: the place holds the slice's `span` bytes, of which this
-            // fragment is `[offset, offset + len)`; the fragment stays valid
-            // until released.
-            unsafe { sh.land_from(r, &mut place, theirs.span(counts[r]), offset, frag) };
-            sh.queues.release(me, r, frag);
+            let at = cut.pos(op, positions + k);
+            sh.recv_at(r, &mut place, theirs.span(counts[r]), offset, at, len);
         }
     }
 }

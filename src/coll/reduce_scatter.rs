@@ -144,17 +144,11 @@ pub fn reduce_scatter(
             if r != me {
                 let (_, _, offset, len) = slice(r).fragment(i, f);
                 let pos = cut.pos(op, step);
-                let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-                // SAFETY: the slice lies within the input; dst is our slot.
+                // SAFETY: the fragment lies within the input.
                 unsafe {
-                    sh.fill(
-                        dst,
-                        own.add(first_r * red.layout.extent + offset),
-                        len,
-                        cut.bytes,
-                    )
-                };
-                sh.writer.publish(&sh.queues, pos, len, Readers::One(r));
+                    let src = own.add(first_r * red.layout.extent + offset);
+                    sh.send_bytes(src, len, cut.bytes, pos, Readers::One(r));
+                }
             }
             i += 1;
         }
@@ -183,9 +177,7 @@ pub fn reduce_scatter(
                     // The allgather's fill of this fragment, while its lines
                     // are still in our cache.
                     let at = cut.pos(op, positions + k);
-                    let dst = sh.writer.reserve(&sh.queues, &sh.waiter, at, len);
-                    sh.fill(dst, out, len, cut.bytes);
-                    sh.writer.publish(&sh.queues, at, len, Readers::AllOthers);
+                    sh.send_bytes(out, len, cut.bytes, at, Readers::AllOthers);
                 }
             }
         }

@@ -97,9 +97,7 @@ fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
         unsafe {
             let own = red.own.add(offset);
             if me + 1 < p {
-                let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-                sh.fill(dst, own, len, cut.bytes);
-                sh.writer.publish(&sh.queues, pos, len, Readers::Above(me));
+                sh.send_bytes(own, len, cut.bytes, pos, Readers::Above(me));
             }
             if upto == 0 {
                 continue;

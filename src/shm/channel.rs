@@ -453,6 +453,30 @@ impl Shared {
         Cut::new(bytes, width, s, f)
     }
 
+    /// Publishes the `len` bytes at `src`, one fragment of a stream of
+    /// `stream_bytes` bytes (`fill`), as position `pos` of our queue for
+    /// `readers`, and returns the slot: it stays ours, unchanged, until we
+    /// reserve it again.
+    ///
+    /// # Safety
+    /// `src` readable for `len` bytes, which a fragment of `pos` holds, and
+    /// not within our queue.
+    pub unsafe fn send_bytes(
+        &mut self,
+        src: *const u8,
+        len: usize,
+        stream_bytes: usize,
+        pos: Pos,
+        readers: Readers<'_>,
+    ) -> *mut u8 {
+        let dst = self.writer.reserve(&self.queues, &self.waiter, pos, len);
+        // SAFETY: `dst` is our reserved slot of >= len bytes; the rest is
+        // forwarded.
+        unsafe { self.fill(dst, src, len, stream_bytes) };
+        self.writer.publish(&self.queues, pos, len, readers);
+        dst
+    }
+
     /// Publishes fragment `i` of the stream `payload` as position (`op`, `i`)
     /// of our queue.
     pub fn send(
@@ -613,11 +637,24 @@ impl Shared {
     /// Receives position (`op`, `i`) of `from`'s queue into fragment `i` of
     /// the stream `payload`.
     pub fn recv(&mut self, from: usize, payload: &mut Payload, cut: Cut, op: u64, i: usize) {
-        let frag = self
-            .queues
-            .receive_expecting(&self.waiter, from, cut.pos(op, i), cut.len(i));
+        let (pos, len) = (cut.pos(op, i), cut.len(i));
+        self.recv_at(from, payload, cut.bytes, i * cut.size, pos, len);
+    }
+
+    /// Receives position `pos` of `from`'s queue, `len` bytes, at `offset`
+    /// of the stream `payload` (`bytes` long), and releases it.
+    pub fn recv_at(
+        &mut self,
+        from: usize,
+        payload: &mut Payload,
+        bytes: usize,
+        offset: usize,
+        pos: Pos,
+        len: usize,
+    ) {
+        let frag = self.queues.receive_expecting(&self.waiter, from, pos, len);
         // SAFETY: the fragment stays valid until released.
-        unsafe { self.land_from(from, payload, cut.bytes, i * cut.size, frag) };
+        unsafe { self.land_from(from, payload, bytes, offset, frag) };
         self.queues.release(self.me, from, frag);
     }
 
