@@ -18,18 +18,17 @@ use state::Route;
 /// `call` must be a call Open MPI made on the communicator of `st`, with the
 /// application's (validated) arguments.
 pub unsafe fn collective(st: &mut CommState, module: Module, comm: Comm, call: &Call) -> i32 {
-    let Some(args) = Args::decode(call, st.size) else {
-        return module.prev(comm, call);
-    };
-    let ok = match st.route(module, comm, &args) {
-        Route::Done => true,
-        Route::Fallback => return module.prev(comm, call),
-        Route::Flat(sh) => flat::run(sh, &args),
-        Route::Hierarchical(plan) => hierarchical::run(plan, comm, &args),
-    };
-    if ok {
-        ffi::success()
-    } else {
-        ffi::error()
+    let served = Args::decode(call, st.size, |args| {
+        let ok = match st.route(module, comm, args) {
+            Route::Done => true,
+            Route::Fallback => return None,
+            Route::Flat(sh) => flat::run(sh, args),
+            Route::Hierarchical(plan) => hierarchical::run(plan, comm, args),
+        };
+        Some(if ok { ffi::success() } else { ffi::error() })
+    });
+    match served.flatten() {
+        Some(rc) => rc,
+        None => module.prev(comm, call),
     }
 }
