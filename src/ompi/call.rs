@@ -191,7 +191,11 @@ impl<'a> Args<'a> {
     /// `call` must be a call Open MPI made with the application's (validated)
     /// arguments; its arrays live as long as `'a`.
     #[inline(always)]
-    pub unsafe fn decode<R>(call: &'a Call, p: usize, serve: impl FnOnce(&Args<'a>) -> R) -> Option<R> {
+    pub unsafe fn decode<R>(
+        call: &'a Call,
+        p: usize,
+        serve: impl FnOnce(&Args<'a>) -> R,
+    ) -> Option<R> {
         let coll = Coll::from_raw(call.coll)?;
         let root = call.root.max(0) as usize;
         let in_place = |ptr: *const c_void| ptr == ffi::in_place();

@@ -76,17 +76,28 @@ fn register() -> &'static Counters {
 static LATE: [AtomicU64; TOTAL] = [const { AtomicU64::new(0) }; TOTAL];
 
 fn bump(index: usize, n: u64) {
+    bump_all(&[(index, n)]);
+}
+
+/// Adds each `(index, n)`, with one look-up of this thread's counters for
+/// all: in a shared object every `thread_local!` access calls
+/// `__tls_get_addr`, and a published fragment counts twice.
+fn bump_all(adds: &[(usize, u64)]) {
     let counted = MINE.try_with(|mine| {
-        let cell = &mine.cells[index];
-        // Single writer: load and store, no locked instruction (see
-        // `Counters`).
-        cell.store(
-            cell.load(Ordering::Relaxed).wrapping_add(n),
-            Ordering::Relaxed,
-        );
+        for &(index, n) in adds {
+            let cell = &mine.cells[index];
+            // Single writer: load and store, no locked instruction (see
+            // `Counters`).
+            cell.store(
+                cell.load(Ordering::Relaxed).wrapping_add(n),
+                Ordering::Relaxed,
+            );
+        }
     });
     if counted.is_err() {
-        LATE[index].fetch_add(n, Ordering::Relaxed);
+        for &(index, n) in adds {
+            LATE[index].fetch_add(n, Ordering::Relaxed);
+        }
     }
 }
 
@@ -110,8 +121,13 @@ pub fn single_copy(c: Coll) {
     bump(KINDS * COLLS + c as usize, 1);
 }
 
+/// The counter of traffic kind `t`.
+fn traffic(t: Traffic) -> usize {
+    (KINDS + 1) * COLLS + t as usize
+}
+
 fn add(t: Traffic, n: usize) {
-    bump((KINDS + 1) * COLLS + t as usize, n as u64);
+    bump(traffic(t), n as u64);
 }
 
 /// One message of `bytes` sent through the PML; `remote`: to a process on
@@ -128,8 +144,10 @@ pub fn pml_sent(bytes: usize, remote: bool) {
 /// One fragment of `bytes` published into a shared-memory queue, or one
 /// single-copy offer of `bytes` (the readers pull them).
 pub fn shm_published(bytes: usize) {
-    add(Traffic::ShmMessages, 1);
-    add(Traffic::ShmBytes, bytes);
+    bump_all(&[
+        (traffic(Traffic::ShmMessages), 1),
+        (traffic(Traffic::ShmBytes), bytes as u64),
+    ]);
 }
 
 /// Counter `index` (0 for an unknown index): the sum over all threads.

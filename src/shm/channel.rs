@@ -792,6 +792,10 @@ impl Cut {
     }
 
     pub fn count(&self) -> usize {
+        // Most streams are one fragment: no division for them.
+        if self.bytes <= self.size {
+            return usize::from(self.bytes > 0);
+        }
         self.bytes.div_ceil(self.size)
     }
     pub fn len(&self, i: usize) -> usize {

@@ -451,6 +451,16 @@ impl Queues {
         let s = self.layout.s;
         debug_assert!(pos.width >= 1 && s.is_multiple_of(pos.width));
         debug_assert!(pos.span.is_multiple_of(pos.width) && s.is_multiple_of(pos.span));
+        if pos.width == 1 && pos.span == 1 && s.is_power_of_two() {
+            // Every message of up to a fragment: s places, one slot each.
+            let (mask, shift) = (s as u64 - 1, s.trailing_zeros());
+            let start = match self.placement {
+                Placement::Spread => pos.op.wrapping_mul(self.one_slot_stride),
+                Placement::Consecutive => pos.op,
+            } & mask;
+            let position = start + pos.index;
+            return ((position & mask) as usize, position >> shift);
+        }
         if s.is_power_of_two() {
             // Then width and span, divisors of s, are powers of two too, and
             // every quotient below is a shift: no division on the path of
@@ -466,7 +476,9 @@ impl Queues {
             let mask = (1u64 << shift) - 1;
             let start = match self.placement {
                 // One-slot operations keep all s places (`one_slot_stride`).
-                Placement::Spread if pos.span == 1 => pos.op.wrapping_mul(self.one_slot_stride) & mask,
+                Placement::Spread if pos.span == 1 => {
+                    pos.op.wrapping_mul(self.one_slot_stride) & mask
+                }
                 Placement::Spread => self.places[starts as usize].start(pos.op),
                 Placement::Consecutive => pos.op & ((1u64 << starts) - 1),
             } << (span - width);
@@ -627,6 +639,11 @@ pub struct Writer {
     /// whose readers are known to be past it needs no shared-memory read
     /// (the reader's ack line stays in its cache instead of bouncing).
     seen: Vec<u64>,
+    /// The lowest of `seen` over every other process, as of the last wait
+    /// for all of them: a slot whose content is no newer is free whoever
+    /// read it, without a look at its readers (`wait_free`).  0 when
+    /// nothing is known, `u64::MAX` alone in its queue (p = 1).
+    seen_by_all: u64,
 }
 
 impl Writer {
@@ -636,6 +653,7 @@ impl Writer {
             next_wseq: 1,
             pending: vec![Pending::default(); slots],
             seen: vec![0; processes],
+            seen_by_all: 0,
         }
     }
 
@@ -669,7 +687,10 @@ impl Writer {
     /// Waits until every reader of slot `k`'s current content acknowledged it.
     fn wait_free(&mut self, q: &Queues, waiter: &Waiter, k: usize) {
         let pending = &mut self.pending[k];
-        if pending.wseq == 0 {
+        // Free, or acknowledged by every reader there is (the common case:
+        // a slot comes round again long after its readers were past it).
+        if pending.wseq <= self.seen_by_all {
+            pending.wseq = 0;
             return;
         }
         let (me, wseq, seen) = (self.me, pending.wseq, &mut self.seen);
@@ -692,6 +713,12 @@ impl Writer {
         };
         if pending.all_others {
             (0..q.layout.p).filter(|&r| r != me).for_each(&mut wait_for);
+            // Every other reader was just seen at `wseq` or later.
+            self.seen_by_all = (0..q.layout.p)
+                .filter(|&r| r != me)
+                .map(|r| self.seen[r])
+                .min()
+                .unwrap_or(u64::MAX);
         } else {
             pending.readers.iter().for_each(|&r| wait_for(r as usize));
         }
@@ -934,7 +961,11 @@ pub(crate) mod tests {
                 let divisors = || (0..=s.ilog2()).map(|i| 1usize << i);
                 for width in divisors() {
                     for span in divisors().filter(|&sp| sp >= width) {
-                        let room = if placement == Placement::Spread { span } else { width };
+                        let room = if placement == Placement::Spread {
+                            span
+                        } else {
+                            width
+                        };
                         let (groups, starts) = ((s / width) as u64, (s / room) as u64);
                         let step = (room / width) as u64;
                         for op in [0u64, 1, 2, 7, 1000, u64::MAX / 3, u64::MAX] {
@@ -942,12 +973,15 @@ pub(crate) mod tests {
                                 Placement::Spread if span == 1 => {
                                     op.wrapping_mul(q.one_slot_stride) % groups
                                 }
-                                Placement::Spread => q.places[starts.trailing_zeros() as usize].start(op),
+                                Placement::Spread => {
+                                    q.places[starts.trailing_zeros() as usize].start(op)
+                                }
                                 Placement::Consecutive => op % starts,
                             };
                             for index in [0u64, 1, 3, step, 5 * groups + 1] {
                                 let position = start * step + index;
-                                let expected = ((position % groups) as usize * width, position / groups);
+                                let expected =
+                                    ((position % groups) as usize * width, position / groups);
                                 let pos = Pos::spanning(op, index as usize, width, span);
                                 assert_eq!(q.place(pos), expected, "{placement:?} s {s} {pos:?}");
                             }
