@@ -133,6 +133,12 @@ impl ReduceLayout {
 
     /// Fragment `i`: (first element, element count, byte offset, byte length).
     pub fn fragment(&self, i: usize, f: usize) -> (usize, usize, usize, usize) {
+        // A reduction that fits one fragment (every small one) is fragment
+        // 0 whole, without the divisions of `per_fragment`.
+        let whole = self.span(self.count);
+        if i == 0 && whole <= f {
+            return (0, self.count, 0, whole);
+        }
         let g = self.per_fragment(f);
         let first = i * g;
         let n = g.min(self.count - first);
@@ -140,6 +146,9 @@ impl ReduceLayout {
     }
 
     pub fn fragments(&self, f: usize) -> usize {
+        if self.span(self.count) <= f {
+            return usize::from(self.count > 0);
+        }
         self.count.div_ceil(self.per_fragment(f))
     }
 

@@ -474,11 +474,8 @@ impl Queues {
             // Groups of `width` slots in the ring, and starts of `span`.
             let (shift, starts) = (ring - width, ring - span);
             let mask = (1u64 << shift) - 1;
+            // (A span of one slot has a width of one: the branch above.)
             let start = match self.placement {
-                // One-slot operations keep all s places (`one_slot_stride`).
-                Placement::Spread if pos.span == 1 => {
-                    pos.op.wrapping_mul(self.one_slot_stride) & mask
-                }
                 Placement::Spread => self.places[starts as usize].start(pos.op),
                 Placement::Consecutive => pos.op & ((1u64 << starts) - 1),
             } << (span - width);
@@ -639,10 +636,11 @@ pub struct Writer {
     /// whose readers are known to be past it needs no shared-memory read
     /// (the reader's ack line stays in its cache instead of bouncing).
     seen: Vec<u64>,
-    /// The lowest of `seen` over every other process, as of the last wait
-    /// for all of them: a slot whose content is no newer is free whoever
-    /// read it, without a look at its readers (`wait_free`).  0 when
-    /// nothing is known, `u64::MAX` alone in its queue (p = 1).
+    /// The lowest of `seen` over every other process, as of the last look
+    /// at an ack line: a slot whose content is no newer is free whoever
+    /// read it, without a look at its readers (`wait_free`).  Every value
+    /// in `seen` came from a synchronising load, so their minimum does too.
+    /// 0 until every other process was seen.
     seen_by_all: u64,
 }
 
@@ -694,8 +692,10 @@ impl Writer {
             return;
         }
         let (me, wseq, seen) = (self.me, pending.wseq, &mut self.seen);
+        let mut looked = false;
         let mut wait_for = |r: usize| {
             if seen[r] < wseq {
+                looked = true;
                 let ack = q.ack(me, r);
                 // Cache exactly the value the Acquire load returned: that
                 // load synchronised with the reader's Release store of this
@@ -713,16 +713,19 @@ impl Writer {
         };
         if pending.all_others {
             (0..q.layout.p).filter(|&r| r != me).for_each(&mut wait_for);
-            // Every other reader was just seen at `wseq` or later.
+        } else {
+            pending.readers.iter().for_each(|&r| wait_for(r as usize));
+        }
+        pending.wseq = 0;
+        // What a look at the ack lines taught: rare (once per lap of the
+        // ring at most, for each reader), so the O(p) minimum is cheap.
+        if looked {
             self.seen_by_all = (0..q.layout.p)
                 .filter(|&r| r != me)
                 .map(|r| self.seen[r])
                 .min()
                 .unwrap_or(u64::MAX);
-        } else {
-            pending.readers.iter().for_each(|&r| wait_for(r as usize));
         }
-        pending.wseq = 0;
     }
 
     /// Makes the `len` bytes written at the reserved place visible to `readers`.
@@ -947,6 +950,71 @@ pub(crate) mod tests {
         // Consecutive single-fragment operations use consecutive slots.
         let slots: Vec<usize> = (1..=8).map(|op| q.place(Pos::new(op, 0)).0).collect();
         assert_eq!(slots, vec![1, 2, 3, 0, 1, 2, 3, 0]);
+    }
+
+    /// `Writer::seen_by_all` lets a slot be reused without a look at its
+    /// readers only when every other process was seen past its content: a
+    /// reader that acknowledged an earlier fragment but not this one still
+    /// holds the writer back, whichever reader set the fragment had.
+    #[test]
+    fn reuse_waits_for_a_reader_behind_the_others() {
+        use std::sync::atomic::AtomicBool;
+        let (p, s) = (3, 2);
+        let seg = TestSegment::new(Layout::new(p, s, 64).unwrap());
+        let acked_late = Arc::new(AtomicBool::new(false));
+        let slow = {
+            let (seg, acked_late) = (seg.clone(), acked_late.clone());
+            std::thread::spawn(move || {
+                let (q, waiter) = (&seg.queues, Waiter::standalone(true));
+                // Ops 1 and 2 (slots 1 and 0) at once; op 4 only after a pause.
+                for op in [1, 2] {
+                    let got = q.receive(&waiter, 0, Pos::new(op, 0));
+                    q.release(2, 0, got);
+                }
+                let got = q.receive(&waiter, 0, Pos::new(4, 0));
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                acked_late.store(true, Ordering::SeqCst);
+                q.release(2, 0, got);
+            })
+        };
+        let fast = {
+            let seg = seg.clone();
+            std::thread::spawn(move || {
+                let (q, waiter) = (&seg.queues, Waiter::standalone(true));
+                for op in [1, 2, 3, 4] {
+                    let got = q.receive(&waiter, 0, Pos::new(op, 0));
+                    q.release(1, 0, got);
+                }
+            })
+        };
+        let (q, waiter) = (&seg.queues, Waiter::standalone(true));
+        let mut writer = Writer::new(0, s, p);
+        let mut send = |op: u64, readers: Readers<'_>| {
+            let pos = Pos::new(op, 0);
+            let dst = writer.reserve(q, &waiter, pos, 8);
+            unsafe { std::ptr::copy_nonoverlapping(op.to_le_bytes().as_ptr(), dst, 8) };
+            writer.publish(q, pos, 8, readers);
+        };
+        // Slots 1 and 0 to both readers; op 3 (slot 1 again) waits for both
+        // and leaves seen_by_all at 1 or 2.
+        send(1, Readers::AllOthers);
+        send(2, Readers::AllOthers);
+        send(3, Readers::One(1));
+        send(4, Readers::AllOthers);
+        // Slot 1 again (op 3's content, wseq 3, read by 1 only), then slot 0
+        // (op 4's content, wseq 4), which reader 2 acknowledges late.
+        send(5, Readers::One(1));
+        let pos = Pos::new(6, 0);
+        writer.reserve(q, &waiter, pos, 8);
+        assert!(
+            acked_late.load(Ordering::SeqCst),
+            "slot 0 reused before reader 2 acknowledged op 4"
+        );
+        writer.publish(q, pos, 8, Readers::One(1));
+        slow.join().unwrap();
+        let got = q.receive(&waiter, 0, Pos::new(5, 0));
+        q.release(1, 0, got);
+        fast.join().unwrap();
     }
 
     /// The shifts of a power-of-two ring give the places the divisions
