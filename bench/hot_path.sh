@@ -36,9 +36,12 @@ if [ -z "$PLUGIN" ]; then
     mkdir -p "$PLUGIN"
     cp "$REPO/target/release/libmca_coll_sharm.so" "$PLUGIN/mca_coll_sharm.so"
 fi
-mpicc -O2 -o "$WORK/hot_path" "$REPO/bench/hot_path.c"
+# Open MPI's own wrappers: with MPICH installed too (ci/bench.sh does),
+# plain mpicc and mpirun may be MPICH's.
+mpicc.openmpi -O2 -o "$WORK/hot_path" "$REPO/bench/hot_path.c"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-compdir=$(dirname "$(find /usr/lib -name mca_coll_basic.so -path '*openmpi*' | head -1)")
+# Open MPI's component directory stays in the search path (as ci/bench.sh).
+compdir=$(ompi_info --path pkglibdir --parsable | cut -d: -f3)
 for spec in "${OPS[@]}"; do
     op=${spec%%:*}
     bytes=${spec#*:}
@@ -46,7 +49,7 @@ for spec in "${OPS[@]}"; do
     # Two processes on two cores under valgrind: oversubscribed as far as
     # Open MPI can tell, so its waits yield.  No calibration: it would time
     # copies under valgrind, and its choice does not touch 8-byte calls.
-    timeout 600 mpirun --allow-run-as-root -np 2 --oversubscribe --bind-to none \
+    timeout 600 mpirun.openmpi --allow-run-as-root -np 2 --oversubscribe --bind-to none \
         --mca mca_base_component_path "$compdir:$PLUGIN" \
         --mca coll_sharm_priority 100 --mca coll_sharm_calibrate 0 \
         valgrind --tool=callgrind \

@@ -126,19 +126,19 @@ fn traffic(t: Traffic) -> usize {
     (KINDS + 1) * COLLS + t as usize
 }
 
-fn add(t: Traffic, n: usize) {
-    bump(traffic(t), n as u64);
-}
-
 /// One message of `bytes` sent through the PML; `remote`: to a process on
 /// another node (as Open MPI sees nodes, not virtual ones).
 pub fn pml_sent(bytes: usize, remote: bool) {
-    add(Traffic::PmlMessages, 1);
-    add(Traffic::PmlBytes, bytes);
-    if remote {
-        add(Traffic::InterNodeMessages, 1);
-        add(Traffic::InterNodeBytes, bytes);
-    }
+    let bytes = bytes as u64;
+    let adds = [
+        (traffic(Traffic::PmlMessages), 1),
+        (traffic(Traffic::PmlBytes), bytes),
+        (traffic(Traffic::InterNodeMessages), 1),
+        (traffic(Traffic::InterNodeBytes), bytes),
+    ];
+    // One thread-local look-up for all (`bump_all`); the inter-node pair
+    // only for a remote peer.
+    bump_all(if remote { &adds } else { &adds[..2] });
 }
 
 /// One fragment of `bytes` published into a shared-memory queue, or one

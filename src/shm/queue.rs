@@ -452,7 +452,8 @@ impl Queues {
         debug_assert!(pos.width >= 1 && s.is_multiple_of(pos.width));
         debug_assert!(pos.span.is_multiple_of(pos.width) && s.is_multiple_of(pos.span));
         if pos.width == 1 && pos.span == 1 && s.is_power_of_two() {
-            // Every message of up to a fragment: s places, one slot each.
+            // Every message of up to a fragment: s places, one slot each,
+            // reached by `one_slot_stride` (not by the prime places below).
             let (mask, shift) = (s as u64 - 1, s.trailing_zeros());
             let start = match self.placement {
                 Placement::Spread => pos.op.wrapping_mul(self.one_slot_stride),
@@ -494,6 +495,7 @@ impl Queues {
         if groups.is_power_of_two() && starts.is_power_of_two() {
             let (mask, shift) = (groups - 1, groups.trailing_zeros());
             let start = match self.placement {
+                // One-slot operations keep all s places (`one_slot_stride`).
                 Placement::Spread if pos.span == 1 => {
                     pos.op.wrapping_mul(self.one_slot_stride) & mask
                 }
