@@ -165,7 +165,7 @@ static const mca_base_var_enum_value_t single_copy_values[] = {
 
 static const mca_base_var_enum_value_t nontemporal_values[] = {
     {SHARM_NONTEMPORAL_AUTO, "auto"}, {SHARM_NONTEMPORAL_NEVER, "never"},
-    {SHARM_NONTEMPORAL_ALWAYS, "always"}, {0, NULL}};
+    {SHARM_NONTEMPORAL_ALWAYS, "always"}, {SHARM_NONTEMPORAL_FILLS, "fills"}, {0, NULL}};
 
 /* Every named-value table the parameters use.  The Rust side decodes the
  * stored integers itself, so at load it walks these tables
@@ -533,7 +533,8 @@ static int sharm_register(void)
                      "process's ordinary copies into its queue run slowly, which they do when "
                      "its readers' cores are far from its own; rechecked as it goes), never "
                      "(ordinary stores), always (non-temporal stores: readers fetch from memory, "
-                     "not from the writer's cache)",
+                     "not from the writer's cache), fills (as auto, but from the writer's own "
+                     "fills alone: its readers' timings of their copies are not asked)",
                      stores, OPAL_INFO_LVL_5, &param_nontemporal);
     }
     register_size("nontemporal_min_size",

@@ -78,7 +78,8 @@ struct sharm_params {
 enum sharm_nontemporal {
     SHARM_NONTEMPORAL_AUTO = 0,  /* non-temporal while ordinary copies measure slow */
     SHARM_NONTEMPORAL_NEVER = 1, /* ordinary stores */
-    SHARM_NONTEMPORAL_ALWAYS = 2 /* non-temporal stores */
+    SHARM_NONTEMPORAL_ALWAYS = 2, /* non-temporal stores */
+    SHARM_NONTEMPORAL_FILLS = 3   /* as auto, from the writer's own fills alone */
 };
 
 /* coll_sharm_single_copy: how large streams move between processes. */

@@ -170,6 +170,33 @@ fn nontemporal_queue_stores_deliver_every_operation() {
     }
 }
 
+/// `coll_sharm_nontemporal fills`: every process takes the mode (it says so
+/// at set-up, verbose 100), no reader times its copies or reports them
+/// (their reports are `auto`'s alone), and every value still arrives.
+#[test]
+fn nontemporal_fills_mode_leaves_the_readers_out() {
+    let out = run(
+        2,
+        "queues",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_nontemporal", "fills"),
+            ("coll_sharm_nontemporal_min_size", MIN_SIZE),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        &[],
+    );
+    let said = out
+        .matches(&format!("queue stores from {MIN_SIZE} bytes: Fills"))
+        .count();
+    assert!(said >= 2, "every process takes the mode:\n{out}");
+    assert!(
+        !out.contains("a reader read slowly") && !out.contains("the readers read quickly"),
+        "no reader's report is heeded:\n{out}"
+    );
+}
+
 /// With a core per process, Allgather's own block goes to the receive
 /// buffer in the pass of its fills into the queue (every process says so
 /// once, at verbose 100), and every value still arrives, Allgatherv and

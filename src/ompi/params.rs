@@ -112,12 +112,16 @@ pub enum NontemporalMode {
     Never,
     /// Non-temporal stores.
     Always,
+    /// As `Auto`, from the writer's own fills alone: the readers' reports
+    /// of slow copies are neither made nor heeded (`shm::stores`).
+    Fills,
 }
 
 const NONTEMPORAL_MODES: Table<NontemporalMode> = &[
     (0, "auto", NontemporalMode::Auto),
     (1, "never", NontemporalMode::Never),
     (2, "always", NontemporalMode::Always),
+    (3, "fills", NontemporalMode::Fills),
 ];
 
 const SINGLE_COPY_MODES: Table<SingleCopyMode> = &[

@@ -49,6 +49,25 @@
 //! 13.2/52.3 -> 8.2/30.0, Bcast 256 KiB 38.0 -> 13.1, Reduce 256 KiB 25.0
 //! -> 14.1.
 //!
+//! `fills` (`coll_sharm_nontemporal fills`) is `auto` without the readers'
+//! side: their judgement rests on copy speeds, and slow memory blurs those.
+//! In the VM launch of 2026-11-26 night (memcpy of 64 MiB 4.8 GB/s against
+//! 15-49 in the states the thresholds were set in) near cores' copies fell
+//! below `READ_FAR_BELOW_GBPS` three times in a row often enough that their
+//! reports made writers non-temporal with the cores near.  np=2, 20 rounds
+//! of alternated launches, each labelled near or far by the line round trip
+//! probed before and after it (2026-11-27): with the cores near (12 launches
+//! each) Allgather 64/256 KiB 15.6/70.6 -> 11.5/46.6 us, Alltoall 256 KiB
+//! 84.0 -> 54.9, Allreduce 64/256 KiB 14.1/59.5 -> 9.9/41.0, Bcast 256 KiB
+//! 23.6 -> 17.3, Reduce 256 KiB 29.2 -> 23.5 (24 cells of 16-256 KiB
+//! Bcast, Reduce, Allreduce, Allgather, Gather and Alltoall: 0.65-1.03x, 0.80
+//! in the median cell); with the cores far (5 and 4 launches) 0.80-1.21x,
+//! 0.97 in the median cell (Gather 256 KiB 35.9 -> 43.6, Bcast 16 KiB 4.0 ->
+//! 2.8).  The readers' reports had made the far placement's 64-256 KiB
+//! exchanges 1.8-2.9x faster on 2026-11-25 (above), in a state with fast
+//! memory, so `auto` stays the default; `fills` is the setting for a node
+//! whose memory is slow against its cores' caches.
+//!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
 //! borrowed.
@@ -227,6 +246,7 @@ impl Stores {
     pub fn far(&self) -> bool {
         match self.mode {
             NontemporalMode::Auto => self.verdict.get().far || self.readers_far.get(),
+            NontemporalMode::Fills => self.verdict.get().far,
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
         }
@@ -291,9 +311,12 @@ impl Stores {
             nontemporal();
             return true;
         }
-        // The readers' reports speak for the fragments they time (and can
-        // withdraw them on); the rest follow this writer's own timings.
-        let judged = len >= READ_TIMED_MIN && stream_bytes <= READ_TIMED_STREAM_MAX;
+        // Under `auto` the readers' reports speak for the fragments they
+        // time (and can withdraw them on); the rest, and under `fills`
+        // every fragment, follow this writer's own timings.
+        let judged = self.mode == NontemporalMode::Auto
+            && len >= READ_TIMED_MIN
+            && stream_bytes <= READ_TIMED_STREAM_MAX;
         if judged && self.fresh.replace(false) {
             let far = readers_far();
             if far != self.readers_far.replace(far) {
@@ -532,6 +555,7 @@ mod tests {
             NontemporalMode::Auto,
             NontemporalMode::Never,
             NontemporalMode::Always,
+            NontemporalMode::Fills,
         ] {
             let stores = Stores::new(mode, 16 << 10, false);
             // One destination, touched first: a page fault in a timed fill
@@ -625,9 +649,14 @@ mod tests {
         assert_eq!(reads.after(1, K32, far, 40), Some(40), "renewed");
         assert_eq!(reads.after(1, K32, near, 41), Some(0), "withdrawn");
         assert_eq!(reads.after(1, K32, near, 42), None);
-        // Writer 0's verdict is its own; `never` and `always` time nothing.
+        // Writer 0's verdict is its own; `never`, `always` and `fills` time
+        // nothing.
         assert_eq!(reads.after(0, K32, near, 1), None);
-        for mode in [NontemporalMode::Never, NontemporalMode::Always] {
+        for mode in [
+            NontemporalMode::Never,
+            NontemporalMode::Always,
+            NontemporalMode::Fills,
+        ] {
             let other = Reads::new(mode, 2);
             assert!((0..8).all(|_| !other.timed(1, K32, 64 << 10, false)));
         }
@@ -658,5 +687,49 @@ mod tests {
         let nontemporal =
             unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, K64 * 2, || false) };
         assert!(!nontemporal, "withdrawn reports, fast fills: ordinary");
+    }
+
+    /// Under `fills` no fill asks the readers, and their reports, were any
+    /// made, change nothing: the writer's own verdict alone decides.
+    #[test]
+    fn fills_mode_never_asks_the_readers() {
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(NontemporalMode::Fills, 4 << 10, false);
+        let asked = Cell::new(0);
+        for _ in 0..4 {
+            stores.new_call();
+            // SAFETY: both vectors hold 32 KiB.
+            let nontemporal = unsafe {
+                stores.fill(
+                    dst.as_mut_ptr(),
+                    None,
+                    src.as_ptr(),
+                    32 << 10,
+                    256 << 10,
+                    || {
+                        asked.set(asked.get() + 1);
+                        true
+                    },
+                )
+            };
+            assert!(!nontemporal, "near by its own fills: ordinary");
+        }
+        assert_eq!(asked.get(), 0, "the readers are never asked");
+        // Its own slow fills still turn it far.
+        stores.verdict.set(Verdict { far: true, slow: 0 });
+        assert!(stores.far());
+        // SAFETY: as above.
+        let nontemporal = unsafe {
+            stores.fill(
+                dst.as_mut_ptr(),
+                None,
+                src.as_ptr(),
+                32 << 10,
+                256 << 10,
+                || false,
+            )
+        };
+        assert!(nontemporal, "far by its own fills: non-temporal");
     }
 }
