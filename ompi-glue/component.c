@@ -530,8 +530,9 @@ static int sharm_register(void)
         register_int("nontemporal",
                      "How a stream of at least coll_sharm_nontemporal_min_size bytes is written "
                      "into the shared-memory queues: auto (non-temporal stores while this "
-                     "process's ordinary copies into its queue run slowly, which they do when "
-                     "its readers' cores are far from its own; rechecked as it goes), never "
+                     "process's ordinary copies into its queue, or its readers' copies out of "
+                     "it, run slowly, which they do when the readers' cores are far from its "
+                     "own; rechecked as it goes), never "
                      "(ordinary stores), always (non-temporal stores: readers fetch from memory, "
                      "not from the writer's cache), fills (as auto, but from the writer's own "
                      "fills alone: its readers' timings of their copies are not asked)",
