@@ -160,7 +160,7 @@ fn cma_serves_every_operation_np4_oversubscribed() {
 #[test]
 fn nontemporal_queue_stores_deliver_every_operation() {
     for np in [2, 3] {
-        let out = nontemporal_at_verbose_100(np, &[]);
+        let out = nontemporal_at_verbose_100(np, "always", &[]);
         let said = out
             .matches(&format!("queue stores from {MIN_SIZE} bytes: Always"))
             .count();
@@ -175,18 +175,7 @@ fn nontemporal_queue_stores_deliver_every_operation() {
 /// (their reports are `auto`'s alone), and every value still arrives.
 #[test]
 fn nontemporal_fills_mode_leaves_the_readers_out() {
-    let out = run(
-        2,
-        "queues",
-        &[
-            ("coll_sharm_single_copy", "none"),
-            ("coll_sharm_nontemporal", "fills"),
-            ("coll_sharm_nontemporal_min_size", MIN_SIZE),
-            ("coll_sharm_verbose", "100"),
-        ],
-        &[],
-        &[],
-    );
+    let out = nontemporal_at_verbose_100(2, "fills", &[]);
     let said = out
         .matches(&format!("queue stores from {MIN_SIZE} bytes: Fills"))
         .count();
@@ -273,7 +262,7 @@ fn small_exchanges_skip_the_stream_machinery() {
 /// 2026-11-26, no process would say it: the call is the job's only one.
 #[test]
 fn allgather_allreduce_fills_through_the_store_policy() {
-    let out = nontemporal_at_verbose_100(2, &["allreduce=1000"]);
+    let out = nontemporal_at_verbose_100(2, "always", &["allreduce=1000"]);
     let ran = out
         .matches("MPI_Allreduce on 2 processes runs Allgather")
         .count();
@@ -308,15 +297,15 @@ fn allreduce_publishes_reduced_fragments_as_it_folds() {
 const NONTEMPORAL_FILLED: &str = "queue stores: non-temporal fills (coll_sharm_nontemporal always)";
 
 /// `run` of the checker's `extra` mode through the queues alone, every
-/// stream of `MIN_SIZE` bytes or more written non-temporally
-/// (`coll_sharm_nontemporal always`), with every process's trace.
-fn nontemporal_at_verbose_100(np: usize, extra: &[&str]) -> String {
+/// stream of `MIN_SIZE` bytes or more written as `coll_sharm_nontemporal
+/// mode` says (`always`: non-temporally), with every process's trace.
+fn nontemporal_at_verbose_100(np: usize, mode: &str, extra: &[&str]) -> String {
     run(
         np,
         "queues",
         &[
             ("coll_sharm_single_copy", "none"),
-            ("coll_sharm_nontemporal", "always"),
+            ("coll_sharm_nontemporal", mode),
             ("coll_sharm_nontemporal_min_size", MIN_SIZE),
             ("coll_sharm_verbose", "100"),
         ],
