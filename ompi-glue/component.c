@@ -79,6 +79,7 @@ static int param_single_copy_push = 1;
 static size_t param_single_copy_min_size = 256 * 1024;
 static size_t param_nontemporal_min_size = 4 * 1024;
 static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
+static int param_nontemporal_far_latency = 0;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -530,14 +531,24 @@ static int sharm_register(void)
         register_int("nontemporal",
                      "How a stream of at least coll_sharm_nontemporal_min_size bytes is written "
                      "into the shared-memory queues: auto (non-temporal stores while this "
-                     "process's ordinary copies into its queue, or its readers' copies out of "
-                     "it, run slowly, which they do when the readers' cores are far from its "
-                     "own; rechecked as it goes), never "
+                     "process's ordinary copies into its queue run slowly, or its readers see "
+                     "its fragments' headers arrive late (coll_sharm_nontemporal_far_latency), "
+                     "both signs that the readers' cores are far from its own; rechecked as it "
+                     "goes), never "
                      "(ordinary stores), always (non-temporal stores: readers fetch from memory, "
                      "not from the writer's cache), fills (as auto, but from the writer's own "
-                     "fills alone: its readers' timings of their copies are not asked)",
+                     "fills alone: its readers are not asked)",
                      stores, OPAL_INFO_LVL_5, &param_nontemporal);
     }
+    register_int("nontemporal_far_latency",
+                 "Under coll_sharm_nontemporal auto, a header of a queue fragment that "
+                 "reaches a reader already waiting for it this many ns or more after its "
+                 "writer stamped it counts as a sign that the two cores are far apart "
+                 "(four in a row: the reader asks the writer for non-temporal stores), and "
+                 "one in less than two thirds of it as a sign that they are near. "
+                 "0: sharm's default, 300 ns, set on the development VM where near cores "
+                 "pass a line in tens of ns and far ones in hundreds",
+                 NULL, OPAL_INFO_LVL_5, &param_nontemporal_far_latency);
     register_size("nontemporal_min_size",
                   "Streams below this many bytes are written into the queues with ordinary "
                   "stores whatever coll_sharm_nontemporal says",
@@ -603,6 +614,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->single_copy_min_size = param_single_copy_min_size;
     out->nontemporal_min_size = param_nontemporal_min_size;
     out->nontemporal = param_nontemporal;
+    out->nontemporal_far_latency = param_nontemporal_far_latency;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

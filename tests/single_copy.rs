@@ -160,31 +160,66 @@ fn cma_serves_every_operation_np4_oversubscribed() {
 #[test]
 fn nontemporal_queue_stores_deliver_every_operation() {
     for np in [2, 3] {
-        let out = nontemporal_at_verbose_100(np, "always", &[]);
-        let said = out
-            .matches(&format!("queue stores from {MIN_SIZE} bytes: Always"))
-            .count();
-        assert!(said >= np, "every process says how it writes:\n{out}");
+        let out = nontemporal_at_verbose_100(np, "always", &[], &[]);
+        assert_every_process_takes(&out, np, "Always");
         let filled = out.matches(NONTEMPORAL_FILLED).count();
         assert!(filled >= np, "every process wrote non-temporally:\n{out}");
     }
 }
 
 /// `coll_sharm_nontemporal fills`: every process takes the mode (it says so
-/// at set-up, verbose 100), no reader times its copies or reports them
-/// (their reports are `auto`'s alone), and every value still arrives.
+/// at set-up, verbose 100), no reader reports a writer's headers however
+/// late they come (their reports are `auto`'s alone: here every header
+/// counts as late), and every value still arrives.
 #[test]
 fn nontemporal_fills_mode_leaves_the_readers_out() {
-    let out = nontemporal_at_verbose_100(2, "fills", &[]);
-    let said = out
-        .matches(&format!("queue stores from {MIN_SIZE} bytes: Fills"))
-        .count();
-    assert!(said >= 2, "every process takes the mode:\n{out}");
+    let out = nontemporal_at_verbose_100(2, "fills", &[EVERY_HEADER_LATE], &[]);
+    assert_every_process_takes(&out, 2, "Fills");
     assert!(
-        !out.contains("a reader read slowly") && !out.contains("the readers read quickly"),
-        "no reader's report is heeded:\n{out}"
+        !out.contains(READER_ASKS) && !out.contains(WRITER_HEEDS),
+        "no reader reports, no writer heeds:\n{out}"
     );
 }
+
+/// `coll_sharm_nontemporal auto`: readers that wait for a stamped header
+/// note how late it came, and after four late ones in a row ask its
+/// writer for non-temporal stores, which the writer heeds (both say so at
+/// verbose 100).  With the threshold at 1 ns every measured header is
+/// late, so both processes must ask and heed; a stamp, a measurement or a
+/// report that does not run fails the test.  Every value still arrives.
+#[test]
+fn nontemporal_auto_readers_report_late_headers() {
+    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &[]);
+    assert_every_process_takes(&out, 2, "Auto");
+    // A reader names the writer it asks; a writer names itself.
+    for rank in [0, 1] {
+        let asked = format!("a header from process {rank} took");
+        assert!(
+            out.lines()
+                .any(|l| l.contains(&asked) && l.contains(READER_ASKS)),
+            "process {rank}'s reader asks it:\n{out}"
+        );
+        let heeded = format!("queue stores of process {rank}: {WRITER_HEEDS}");
+        assert!(out.contains(&heeded), "process {rank} heeds:\n{out}");
+    }
+}
+
+/// Each of the `np` processes said at set-up (verbose 100) that it writes
+/// large streams into the queues in `mode` (`NontemporalMode`'s name).
+fn assert_every_process_takes(out: &str, np: usize, mode: &str) {
+    let said = out
+        .matches(&format!("queue stores from {MIN_SIZE} bytes: {mode}"))
+        .count();
+    assert!(said >= np, "every process takes {mode}:\n{out}");
+}
+
+/// `coll_sharm_nontemporal_far_latency` at 1 ns: every measured header
+/// counts as a far writer's.
+const EVERY_HEADER_LATE: (&str, &str) = ("coll_sharm_nontemporal_far_latency", "1");
+/// What a reader says at verbose 100 when it asks a writer for
+/// non-temporal stores, and what a writer says when it heeds that.
+const READER_ASKS: &str = "asking it for non-temporal stores";
+const WRITER_HEEDS: &str = "a reader's headers came late: non-temporal from now on";
 
 /// With a core per process, Allgather's own block goes to the receive
 /// buffer in the pass of its fills into the queue (every process says so
@@ -262,7 +297,7 @@ fn small_exchanges_skip_the_stream_machinery() {
 /// 2026-11-26, no process would say it: the call is the job's only one.
 #[test]
 fn allgather_allreduce_fills_through_the_store_policy() {
-    let out = nontemporal_at_verbose_100(2, "always", &["allreduce=1000"]);
+    let out = nontemporal_at_verbose_100(2, "always", &[], &["allreduce=1000"]);
     let ran = out
         .matches("MPI_Allreduce on 2 processes runs Allgather")
         .count();
@@ -298,20 +333,22 @@ const NONTEMPORAL_FILLED: &str = "queue stores: non-temporal fills (coll_sharm_n
 
 /// `run` of the checker's `extra` mode through the queues alone, every
 /// stream of `MIN_SIZE` bytes or more written as `coll_sharm_nontemporal
-/// mode` says (`always`: non-temporally), with every process's trace.
-fn nontemporal_at_verbose_100(np: usize, mode: &str, extra: &[&str]) -> String {
-    run(
-        np,
-        "queues",
-        &[
-            ("coll_sharm_single_copy", "none"),
-            ("coll_sharm_nontemporal", mode),
-            ("coll_sharm_nontemporal_min_size", MIN_SIZE),
-            ("coll_sharm_verbose", "100"),
-        ],
-        &[],
-        extra,
-    )
+/// mode` says (`always`: non-temporally), with every process's trace and
+/// the parameters `mca` besides.
+fn nontemporal_at_verbose_100(
+    np: usize,
+    mode: &str,
+    mca: &[(&str, &str)],
+    extra: &[&str],
+) -> String {
+    let mut params = vec![
+        ("coll_sharm_single_copy", "none"),
+        ("coll_sharm_nontemporal", mode),
+        ("coll_sharm_nontemporal_min_size", MIN_SIZE),
+        ("coll_sharm_verbose", "100"),
+    ];
+    params.extend_from_slice(mca);
+    run(np, "queues", &params, &[], extra)
 }
 
 /// `run` of the checker's `extra` mode through the queues alone, with

@@ -454,6 +454,7 @@ fn linear_exchange(
                 .receive_expecting(&sh.waiter, *w, cut.pos(op, at), cut.len(i));
             // SAFETY: the fragment stays valid until released.
             unsafe { sink.write(i * cut.size, frag.data, frag.len) };
+            sh.heard(*w, &frag);
             sh.queues.release(me, *w, frag);
         }
     }

@@ -75,6 +75,9 @@ pub(crate) unsafe fn fold_ranks(
             sh.queues
                 .receive_expecting(&sh.waiter, w, piece.pos, piece.len)
         });
+        if let Some(f) = &frag {
+            sh.heard(w, f);
+        }
         let src = frag.map_or(own, |f| f.data);
         if !started && pending.is_none() {
             pending = Some((w, src, frag));

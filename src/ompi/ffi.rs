@@ -25,6 +25,7 @@ pub struct RawParams {
     pub single_copy_min_size: u64,
     pub nontemporal_min_size: u64,
     pub nontemporal: i32,
+    pub nontemporal_far_latency: i32,
 }
 
 /// Mirror of `struct sharm_hier_params`.

@@ -195,6 +195,10 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
     Ok(())
 }
 
+/// `coll_sharm_nontemporal_far_latency` 0: a header this late (ns) is a
+/// sign of far cores (measured in `shm::stores`, "The readers' side").
+pub const DEFAULT_FAR_LATENCY_NS: u32 = 300;
+
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
     pub priority: i32,
@@ -215,6 +219,10 @@ pub struct Params {
     /// into the queues (`coll_sharm_nontemporal`).
     pub nontemporal: NontemporalMode,
     pub nontemporal_min_size: usize,
+    /// Under `auto`, a header that reaches its waiting reader this many ns
+    /// after its stamp or later is a sign of far cores
+    /// (`coll_sharm_nontemporal_far_latency`; `shm::stores::Reads`).
+    pub nontemporal_far_latency_ns: u32,
     /// `auto` times both paths at the first segment set-up.
     pub calibrate: bool,
     /// Large Gather(v) blocks are written by their senders
@@ -273,6 +281,17 @@ impl Params {
                 NontemporalMode::Auto,
             ),
             nontemporal_min_size: usize::try_from(raw.nontemporal_min_size).unwrap_or(usize::MAX),
+            nontemporal_far_latency_ns: match raw.nontemporal_far_latency {
+                0 => DEFAULT_FAR_LATENCY_NS,
+                ns if ns > 0 => ns as u32,
+                ns => {
+                    tracing::warn!(
+                        "coll_sharm_nontemporal_far_latency: {ns} ns is not a latency; \
+                         using the default, {DEFAULT_FAR_LATENCY_NS} ns"
+                    );
+                    DEFAULT_FAR_LATENCY_NS
+                }
+            },
             calibrate: raw.calibrate != 0,
             single_copy_push: raw.single_copy_push != 0,
         }

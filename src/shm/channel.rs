@@ -9,7 +9,6 @@
 //! `queues` (see `queue` for its memory ordering).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
 
 use tracing::{debug, info, trace, warn};
 
@@ -26,7 +25,7 @@ use crate::shm::queue::{Incoming, Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
-use crate::shm::stores::{Reads, Stores, READ_TIMED_MIN, REPORTS_KEPT, REPORTS_LOOKED_AT};
+use crate::shm::stores::{Reads, Stores, REPORTS_KEPT, REPORTS_LOOKED_AT, STAMPED_MIN};
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
@@ -266,11 +265,12 @@ impl Shared {
             spares: Vec::new(),
             tuning: (params.radix, None),
             stores: Stores::new(
+                me,
                 params.nontemporal,
                 params.nontemporal_min_size,
                 crowding.crowded(),
             ),
-            reads: Reads::new(params.nontemporal, p),
+            reads: Reads::new(params.nontemporal, params.nontemporal_far_latency_ns, p),
             rules,
             params,
             crowding,
@@ -542,9 +542,9 @@ impl Shared {
         // A stream too short for non-temporal stores goes straight to the
         // copy: small fills are on the latency path, and the store policy's
         // bookkeeping cost an 8 B-1 KiB Allreduce 1-4 % (np=2, paired).
-        // Nothing to mark either below `READ_TIMED_MIN`: readers time only
-        // longer fragments.
-        if len < READ_TIMED_MIN && !self.stores.eligible(stream_bytes) {
+        // Nothing to mark either below `STAMPED_MIN`: shorter fragments
+        // carry no stamp.
+        if len < STAMPED_MIN && !self.stores.eligible(stream_bytes) {
             // SAFETY: forwarded contract.
             return unsafe { copy::copy(dst, src, len) };
         }
@@ -581,13 +581,15 @@ impl Shared {
         self.mark_stores(dst, len, nontemporal);
     }
 
-    /// Says in the slot header at `dst` how its `len` bytes were written
-    /// (`Queues::mark_stores`).  Readers time only fragments of
-    /// `READ_TIMED_MIN` bytes or more, so only those need the mark (the
-    /// slot's index costs a division).
+    /// Says in the slot header at `dst` how its `len` bytes were written,
+    /// and under `auto` stamps it for the readers (`Queues::mark_stores`,
+    /// `Reads`).  Only fragments of `STAMPED_MIN` bytes or more need the
+    /// mark (the slot's index costs a division).
     fn mark_stores(&self, dst: *const u8, len: usize, nontemporal: bool) {
-        if len >= READ_TIMED_MIN {
-            self.queues.mark_stores(self.me, dst, len, nontemporal);
+        if len >= STAMPED_MIN {
+            let stamp = self.stores.stamps().then(|| self.writer.next_wseq());
+            self.queues
+                .mark_stores(self.me, dst, len, nontemporal, stamp);
         }
     }
 
@@ -659,8 +661,8 @@ impl Shared {
     }
 
     /// [`land`] of fragment `frag` of `from`'s queue at `offset` of the
-    /// stream `payload` (`bytes` long), timed now and then to tell `from`
-    /// whether its fragments come out of a far core's cache (`Reads`).
+    /// stream `payload` (`bytes` long); a header that came while we waited
+    /// tells `from` whether its core is far from ours (`heard`).
     ///
     /// # Safety
     /// As `land`; `frag` is not yet released.
@@ -673,17 +675,26 @@ impl Shared {
         frag: Incoming,
     ) {
         let stream = self.streaming_call || copy::streams(bytes);
-        // Non-temporal landings of a whole call are not the reads `Reads`
-        // times.
-        if self.streaming_call || !self.reads.timed(from, frag.len, bytes, frag.nontemporal) {
-            // SAFETY: forwarded contract.
-            return unsafe { land(payload, stream, offset, frag.data, frag.len) };
-        }
-        let start = Instant::now();
         // SAFETY: forwarded contract.
         unsafe { land(payload, stream, offset, frag.data, frag.len) };
-        let ns = start.elapsed().as_nanos() as f64;
-        if let Some(at) = self.reads.after(from, frag.len, ns, frag.wseq()) {
+        self.heard(from, &frag);
+    }
+
+    /// Notes how long `frag`'s header took to reach us from `from`, if
+    /// that was measured, and reports to `from` when it says something new
+    /// about its core's distance (`Reads::heard`).
+    #[inline]
+    pub fn heard(&self, from: usize, frag: &Incoming) {
+        if frag.latency_ns != 0 {
+            self.heard_late(from, frag.latency_ns, frag.wseq());
+        }
+    }
+
+    /// `heard` of a measured header: off the path of small calls, whose
+    /// fragments carry no stamp.
+    #[cold]
+    fn heard_late(&self, from: usize, ns: u32, wseq: u64) {
+        if let Some(at) = self.reads.heard(from, ns, wseq) {
             self.queues.report_far(from, self.me, at);
         }
     }

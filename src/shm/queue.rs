@@ -93,7 +93,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::ompi::stats;
 use crate::shm::layout::Layout;
-use crate::shm::wait::Waiter;
+use crate::shm::wait::{Arrival, Waiter};
 
 /// Payload bytes that fit in a slot header's cache line.
 pub const INLINE_BYTES: usize = 32;
@@ -141,12 +141,53 @@ pub struct SlotHeader {
     /// How the data was written: [`NONTEMPORAL`] or 0 (ordinary stores, or
     /// unknown).  Stored Relaxed before the Release publication, like `len`.
     stores: AtomicU32,
+    /// The payload of a fragment of at most [`INLINE_BYTES`].  In a larger
+    /// one that its writer stamped ([`Stamp`]), the writer's clock just
+    /// before publishing and a tag naming the publication.  Plain bytes
+    /// either way: the writer stores them before its Release publication
+    /// and readers load them after their Acquire load saw it, as the
+    /// slot's data.
     inline: UnsafeCell<[u8; INLINE_BYTES]>,
 }
+
+/// What a stamped header's inline area holds: the writer's clock
+/// (`clock_ns`), and its publication number `wseq` xor [`STAMP_TAG`].
+///
+/// Why a tag rather than a flag: slots are also filled without a mark
+/// (reductions publish as they fold, small payloads overwrite the inline
+/// bytes), so a flag or a stamp could be an earlier fragment's.  The tag
+/// names this very publication; stale bytes, or a small payload's, match it
+/// only by a 2^-64 accident, and then cost one wrong sample, never a wrong
+/// result (the stamp steers the choice of stores only).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Stamp {
+    clock_ns: u64,
+    tag: u64,
+}
+
+/// Xored into a stamp's `wseq` (an arbitrary odd constant).
+const STAMP_TAG: u64 = 0x9e37_79b9_7f4a_7c15;
+
+const _: () = assert!(std::mem::size_of::<Stamp>() <= INLINE_BYTES);
 
 /// `SlotHeader::stores`: the fragment was written with non-temporal stores
 /// (its lines are in memory, not in the writer's cache).
 const NONTEMPORAL: u32 = 1;
+
+/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the
+/// host (the kernel keeps it consistent across cores), read through the
+/// vDSO without a system call (~20 ns here).
+fn clock_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec to write; CLOCK_MONOTONIC always
+    // exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
 
 /// One reader's acknowledgement line for one queue.  Written by that reader only.
 #[repr(C, align(64))]
@@ -391,9 +432,18 @@ impl Queues {
     }
 
     /// Owner `me` says how the fragment it just wrote at `dst` (`len` bytes,
-    /// a reserved slot of its own queue) was written; before `publish`,
-    /// whose Release stores carry it to the readers.
-    pub fn mark_stores(&self, me: usize, dst: *const u8, len: usize, nontemporal: bool) {
+    /// a reserved slot of its own queue) was written, and with `stamp`, the
+    /// publication number it will be published under, stamps the header
+    /// with its clock ([`Stamp`]); right before `publish`, whose Release
+    /// stores carry both to the readers.
+    pub fn mark_stores(
+        &self,
+        me: usize,
+        dst: *const u8,
+        len: usize,
+        nontemporal: bool,
+        stamp: Option<u64>,
+    ) {
         if len <= INLINE_BYTES {
             return;
         }
@@ -403,8 +453,20 @@ impl Queues {
         let k = (dst as usize).wrapping_sub(first) / self.layout.f;
         debug_assert!(k < self.layout.s, "not a slot of our queue");
         if k < self.layout.s {
+            let h = self.header(me, k);
+            if let Some(wseq) = stamp {
+                let stamp = Stamp {
+                    clock_ns: clock_ns(),
+                    tag: wseq ^ STAMP_TAG,
+                };
+                // SAFETY: the inline area is 8-aligned (offset 32 of a line)
+                // and holds a `Stamp`; a reserved slot's header is ours to
+                // write until we publish, and readers read it only after
+                // (see the field).
+                unsafe { h.inline.get().cast::<Stamp>().write(stamp) };
+            }
             let flag = if nontemporal { NONTEMPORAL } else { 0 };
-            self.header(me, k).stores.store(flag, Ordering::Relaxed);
+            h.stores.store(flag, Ordering::Relaxed);
         }
     }
 
@@ -554,16 +616,43 @@ impl Queues {
         let op = pos.op;
         let published =
             || h.op.load(Ordering::Acquire) == op && h.lap.load(Ordering::Acquire) == lap;
-        if expect <= INLINE_BYTES || expect > PREFETCH_MAX_BYTES {
-            waiter.until(published);
+        let arrival = if expect <= INLINE_BYTES || expect > PREFETCH_MAX_BYTES {
+            waiter.until_noting(published)
         } else {
             let data = self.buffer(w, k, expect);
-            waiter.until(|| {
+            waiter.until_noting(|| {
                 prefetch_lines(data, expect);
                 published()
-            });
+            })
+        };
+        let mut frag = self.incoming(w, k);
+        // Only a reader that was spinning on the header when it came saw it
+        // arrive: one that comes later, or was driving the progress engine
+        // at that moment, would time its own lateness (those samples put a
+        // near pair's 90th percentile at up to 540 ns), and a yielding
+        // wait times the scheduler.
+        if frag.len > INLINE_BYTES && arrival == Arrival::Spinning && !waiter.yield_early {
+            frag.latency_ns = self.latency_ns(w, k, frag.wseq);
         }
-        self.incoming(w, k)
+        frag
+    }
+
+    /// How long ago, by the host's clock, the writer of slot `k` of queue
+    /// `w`, published as `wseq`, stamped it; 0 when it carries no stamp of
+    /// that publication.  At least 1 ns when it does: a stamp ahead of our
+    /// clock (two cores' readings a few ns apart) reads as the shortest.
+    #[cold]
+    fn latency_ns(&self, w: usize, k: usize, wseq: u64) -> u32 {
+        // SAFETY: the slot is published (an Acquire load saw it) and holds
+        // more than the inline bytes, so its inline area is either this
+        // publication's stamp or stale bytes, both stored before that
+        // publication and not rewritten until we release it; any bit
+        // pattern is a valid `Stamp`.
+        let stamp = unsafe { self.header(w, k).inline.get().cast::<Stamp>().read() };
+        if stamp.tag != wseq ^ STAMP_TAG {
+            return 0;
+        }
+        (clock_ns() as i64 - stamp.clock_ns as i64).clamp(1, u32::MAX as i64) as u32
     }
 
     /// Fragment `pos` of queue `w` if it is published, without waiting (the
@@ -585,6 +674,7 @@ impl Queues {
             len,
             wseq: h.wseq.load(Ordering::Relaxed),
             nontemporal: h.stores.load(Ordering::Relaxed) == NONTEMPORAL,
+            latency_ns: 0,
         }
     }
 
@@ -604,6 +694,11 @@ pub struct Incoming {
     wseq: u64,
     /// Written with non-temporal stores (as the writer marked it).
     pub nontemporal: bool,
+    /// How long the header took from the writer's stamp to this reader,
+    /// which was already waiting for it, in ns; 0 when not measured (no
+    /// stamp, not waited for, or a yielding wait).  Near cores pass a
+    /// line in a fraction of the time far ones take (`shm::stores`).
+    pub latency_ns: u32,
 }
 
 impl Incoming {
@@ -1209,7 +1304,7 @@ pub(crate) mod tests {
         for (op, nontemporal) in [(1u64, true), (2, false)] {
             let pos = Pos::new(op, 0);
             let dst = writer.reserve(q, &waiter, pos, 1000);
-            q.mark_stores(0, dst, 1000, nontemporal);
+            q.mark_stores(0, dst, 1000, nontemporal, None);
             writer.publish(q, pos, 1000, Readers::AllOthers);
             for r in [1, 2] {
                 let frag = q.receive(&waiter, 0, pos);
@@ -1231,5 +1326,79 @@ pub(crate) mod tests {
         assert!(!q.readers_far(1, 0, 0, 3), "queue 1 has no report");
         q.report_far(0, 2, 0);
         assert!(!q.readers_far(0, 0, 0, 3), "withdrawn");
+    }
+
+    /// A reader that was spinning on a stamped header when it came learns
+    /// how long it took; one that did not wait, one that yields, a header
+    /// stamped for another publication, and a slot published without a
+    /// stamp give no latency.
+    #[test]
+    fn stamped_headers_give_their_latency_to_waiting_readers() {
+        const LEN: usize = 1000;
+        let seg = TestSegment::new(Layout::new(2, 4, 4096).unwrap());
+        // Publishes op `op` (slot op mod 4) after spinning `delay` µs,
+        // stamped as `stamp_as` (None: unmarked); returns what reader 1
+        // received through `waiter`, which starts waiting at once.
+        let exchange = |op: u64, delay: u64, stamp_as: Option<u64>, waiter: Waiter| {
+            let seg2 = Arc::clone(&seg);
+            let writer = std::thread::spawn(move || {
+                let q = &seg2.queues;
+                let mut writer = Writer::new(0, 4, 2);
+                // Earlier publications, so that this one is numbered `op`.
+                writer.next_wseq = op;
+                let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
+                while std::time::Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+                let pos = Pos::new(op, 0);
+                let dst = writer.reserve(q, &Waiter::standalone(true), pos, LEN);
+                if let Some(wseq) = stamp_as {
+                    q.mark_stores(0, dst, LEN, false, Some(wseq));
+                }
+                writer.publish(q, pos, LEN, Readers::AllOthers);
+            });
+            // Not waiting (no delay): the header is there before we look.
+            let writer = if delay == 0 {
+                writer.join().unwrap();
+                None
+            } else {
+                Some(writer)
+            };
+            let frag = seg.queues.receive(&waiter, 0, Pos::new(op, 0));
+            seg.queues.release(1, 0, frag);
+            if let Some(writer) = writer {
+                writer.join().unwrap();
+            }
+            frag
+        };
+        let spinning = Waiter::standalone(false);
+        // A header may also come just as the wait looks between rounds of
+        // spins, or after it began to yield (`Arrival::Late`, no latency;
+        // likely when other tests load the cores): some try of up to 64
+        // must measure, and its measurement be sane.
+        let measured = (1..=64)
+            .map(|op| exchange(op, 10, Some(op), spinning).latency_ns)
+            .find(|&ns| ns > 0);
+        assert!(
+            measured.is_some_and(|ns| ns < 1_000_000_000),
+            "{measured:?}"
+        );
+        assert_eq!(
+            exchange(101, 0, Some(101), spinning).latency_ns,
+            0,
+            "no wait"
+        );
+        assert_eq!(
+            exchange(102, 10, Some(102), Waiter::standalone(true)).latency_ns,
+            0,
+            "a yielding wait"
+        );
+        assert_eq!(
+            exchange(103, 10, Some(99), spinning).latency_ns,
+            0,
+            "another's stamp"
+        );
+        // Slot 0 again (op 104): its stamp is an earlier publication's.
+        assert_eq!(exchange(104, 10, None, spinning).latency_ns, 0, "unmarked");
     }
 }

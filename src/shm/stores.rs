@@ -39,22 +39,24 @@
 //!
 //! The readers' side (`Reads`): with rings of twice the L2 a writer's fills
 //! often no longer meet the reader's copies of a slot, so from 2026-11-25
-//! the readers time their own copies too (fragments of at least 16 KiB of
-//! streams up to 256 KiB) and report slow ones in their ack line; a writer
-//! heeds the reports for those fragments, its own timings for the rest.
-//! Each fragment's header says how it was written, so readers time only
-//! ordinary ones.  np=2, 24 launches each (21 with the cores near, 3 far):
-//! near the same within noise; far Allgather 64/256 KiB 14.6/59.8 ->
+//! the readers judge the placement too and report a far writer in their ack
+//! line; a writer heeds the reports for fragments of at least 16 KiB of
+//! streams up to 256 KiB, its own timings for the rest.  The readers first
+//! timed their copies.  np=2, 24 launches each (21 with the cores near, 3
+//! far): near the same within noise; far Allgather 64/256 KiB 14.6/59.8 ->
 //! 8.1/31.6 us, Allreduce 256 KiB 87.5 -> 27.8, Alltoall 64/256 KiB
 //! 13.2/52.3 -> 8.2/30.0, Bcast 256 KiB 38.0 -> 13.1, Reduce 256 KiB 25.0
-//! -> 14.1.
+//! -> 14.1.  Since 2026-11-27 they time how long a stamped header takes to
+//! reach them instead (`Reads`): a copy's speed depends on the memory as
+//! well as on the placement, a line's latency on the placement alone.
 //!
 //! `fills` (`coll_sharm_nontemporal fills`) is `auto` without the readers'
-//! side: their judgement rests on copy speeds, and slow memory blurs those.
-//! In the VM launch of 2026-11-26 night (memcpy of 64 MiB 4.8 GB/s against
-//! 15-49 in the states the thresholds were set in) near cores' copies fell
-//! below `READ_FAR_BELOW_GBPS` three times in a row often enough that their
-//! reports made writers non-temporal with the cores near.  np=2, 20 rounds
+//! side.  It was made while their judgement rested on copy speeds, which
+//! slow memory blurs: in the VM launch of 2026-11-26 night (memcpy of 64
+//! MiB 4.8 GB/s against 15-49 in the states the thresholds were set in)
+//! near cores' copies fell below the readers' 16 GB/s three times in a row
+//! often enough that their reports made writers non-temporal with the
+//! cores near.  np=2, 20 rounds
 //! of alternated launches, each labelled near or far by the line round trip
 //! probed before and after it (2026-11-27): with the cores near (12 launches
 //! each) Allgather 64/256 KiB 15.6/70.6 -> 11.5/46.6 us, Alltoall 256 KiB
@@ -135,50 +137,67 @@ const RECHECK_INTERVAL: Duration = Duration::from_millis(2);
 /// sample may be a preemption or an interrupt).
 const SLOW_IN_A_ROW: u8 = 2;
 
-/// When timed copies say the cores are far, and when near again: far after
-/// `slow_in_a_row` samples below `far_below` GB/s, near again after one at
-/// `near_from` or more (between the two, the verdict stays).
-struct Hysteresis {
-    far_below: f64,
-    near_from: f64,
-    slow_in_a_row: u8,
+/// What one timed sample says about the cores' placement: a sign of far
+/// cores, of near ones, or neither (between two thresholds, so that the
+/// verdict does not flap around one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sample {
+    Far,
+    Between,
+    Near,
 }
 
-/// The writer's own ordinary fills.
-const FILLS: Hysteresis = Hysteresis {
-    far_below: FAR_BELOW_GBPS,
-    near_from: NEAR_FROM_GBPS,
-    slow_in_a_row: SLOW_IN_A_ROW,
-};
+impl Sample {
+    /// An ordinary fill of `bytes` that took `ns` nanoseconds.
+    fn of_fill(bytes: usize, ns: f64) -> Sample {
+        match gbps(bytes, ns) {
+            g if g < FAR_BELOW_GBPS => Sample::Far,
+            g if g >= NEAR_FROM_GBPS => Sample::Near,
+            _ => Sample::Between,
+        }
+    }
 
-/// What the last timed copies said (a writer's fills, or a reader's copies
-/// of one writer's fragments).
+    /// A header that reached its waiting reader `ns` after its stamp,
+    /// against the far threshold `far_from` (`NEAR_SHARE`).
+    fn of_header(ns: u32, far_from: u32) -> Sample {
+        let near_below = (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32;
+        match ns {
+            ns if ns >= far_from => Sample::Far,
+            ns if ns < near_below => Sample::Near,
+            _ => Sample::Between,
+        }
+    }
+}
+
+/// What the last samples said (a writer's fills, or a reader's headers
+/// from one writer): far after some far samples in a row, near again after
+/// one near sample (in between, the verdict stays).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Verdict {
     /// The cores look far: non-temporal stores for eligible fills.
     pub far: bool,
-    /// Slow samples seen in a row while near.
+    /// Far samples seen in a row while near.
     slow: u8,
 }
 
 impl Verdict {
     /// The verdict after an ordinary fill of `bytes` took `ns` nanoseconds.
     pub fn after(self, bytes: usize, ns: f64) -> Verdict {
-        self.step(gbps(bytes, ns), &FILLS)
+        self.step(Sample::of_fill(bytes, ns), SLOW_IN_A_ROW)
     }
 
-    /// The verdict after a sample at `gbps`, by the thresholds `h`.
-    fn step(self, gbps: f64, h: &Hysteresis) -> Verdict {
+    /// The verdict after `sample`, turning far after `in_a_row` far ones.
+    fn step(self, sample: Sample, in_a_row: u8) -> Verdict {
         if self.far {
-            return if gbps >= h.near_from {
+            return if sample == Sample::Near {
                 Verdict::default()
             } else {
                 self
             };
         }
-        match gbps < h.far_below {
+        match sample == Sample::Far {
             false => Verdict::default(),
-            true if self.slow + 1 >= h.slow_in_a_row => Verdict { far: true, slow: 0 },
+            true if self.slow + 1 >= in_a_row => Verdict { far: true, slow: 0 },
             true => Verdict {
                 far: false,
                 slow: self.slow + 1,
@@ -194,6 +213,8 @@ fn gbps(bytes: usize, ns: f64) -> f64 {
 
 /// One writer's store choice (see the module comment).
 pub struct Stores {
+    /// Our rank in the channel (for the trace).
+    me: usize,
     mode: NontemporalMode,
     /// Streams below this many bytes always use ordinary stores.
     min: usize,
@@ -206,7 +227,7 @@ pub struct Stores {
     last_timed: Cell<Option<Instant>>,
     /// The first non-temporal fill under `always` was said (verbose 100).
     said: Cell<bool>,
-    /// No fill the readers time yet in this call: their reports are read
+    /// No fill the readers' reports speak for yet in this call: the reports are read
     /// at the next one.
     fresh: Cell<bool>,
     /// A reader of this queue reported slow reads (read once per call).
@@ -214,10 +235,12 @@ pub struct Stores {
 }
 
 impl Stores {
-    /// `crowded`: every process of the channel runs crowded
-    /// (`Shared::crowded`), and rechecks follow the count alone.
-    pub fn new(mode: NontemporalMode, min: usize, crowded: bool) -> Stores {
+    /// The stores of process `me`; `crowded`: every process of the channel
+    /// runs crowded (`Shared::crowded`), and rechecks follow the count
+    /// alone.
+    pub fn new(me: usize, mode: NontemporalMode, min: usize, crowded: bool) -> Stores {
         Stores {
+            me,
             mode,
             min,
             recheck_interval: if crowded {
@@ -234,7 +257,7 @@ impl Stores {
         }
     }
 
-    /// A collective call begins: its first fill that readers time reads
+    /// A collective call begins: its first fill that the readers' reports speak for reads
     /// their reports again.
     pub fn new_call(&self) {
         self.fresh.set(true);
@@ -250,6 +273,13 @@ impl Stores {
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
         }
+    }
+
+    /// Whether our fragments of `STAMPED_MIN` bytes or more carry a stamp
+    /// for the readers (under `auto` only: nothing else heeds them).
+    #[inline]
+    pub fn stamps(&self) -> bool {
+        self.mode == NontemporalMode::Auto
     }
 
     /// Whether fragments of a stream of `stream_bytes` bytes may be written
@@ -272,8 +302,9 @@ impl Stores {
     /// given, to `also` too (ordinary stores, in the same pass when the slot
     /// takes ordinary ones: `copy::copy_twice`); returns whether the slot
     /// took non-temporal stores.  `readers_far` says whether a reader of our
-    /// queue reported slow reads lately; it is asked at the first fill of a
-    /// call that the readers time (`READ_TIMED_MIN`, `READ_TIMED_STREAM_MAX`).
+    /// queue reported late headers lately; it is asked at the first fill of
+    /// a call that the reports speak for (`STAMPED_MIN`,
+    /// `REPORTED_STREAM_MAX`).
     ///
     /// # Safety
     /// `dst` (and `also`) writable and `src` readable for `len` bytes, none
@@ -311,21 +342,22 @@ impl Stores {
             nontemporal();
             return true;
         }
-        // Under `auto` the readers' reports speak for the fragments they
-        // time (and can withdraw them on); the rest, and under `fills`
+        // Under `auto` the readers' reports speak for stamped fragments of
+        // streams up to `REPORTED_STREAM_MAX`; the rest, and under `fills`
         // every fragment, follow this writer's own timings.
         let judged = self.mode == NontemporalMode::Auto
-            && len >= READ_TIMED_MIN
-            && stream_bytes <= READ_TIMED_STREAM_MAX;
+            && len >= STAMPED_MIN
+            && stream_bytes <= REPORTED_STREAM_MAX;
         if judged && self.fresh.replace(false) {
             let far = readers_far();
             if far != self.readers_far.replace(far) {
                 trace!(
-                    "queue stores: {}",
+                    "queue stores of process {}: {}",
+                    self.me,
                     if far {
-                        "a reader read slowly: non-temporal from now on"
+                        "a reader's headers came late: non-temporal from now on"
                     } else {
-                        "the readers read quickly again"
+                        "the readers' headers come early again"
                     }
                 );
             }
@@ -370,34 +402,27 @@ impl Stores {
     }
 }
 
-/// A reader's copy of a fragment of ordinary stores slower than this (GB/s)
-/// counts as a sign that the writer's core is far.  Every 32 KiB copy timed
-/// at np=2 (Allgather and Bcast of 64 and 256 KiB, ordinary stores only,
-/// 2026-11-25 evening): with the cores near, 81 % ran at 24 GB/s or more
-/// and 14 % below 16; with them far, 0.3 % at 24 or more and 65-75 % below
-/// 16.  Three slow copies in a row report, one fast copy withdraws.
-const READ_FAR_BELOW_GBPS: f64 = 16.0;
-/// ... and one at least this fast withdraws the report.
-const READ_NEAR_FROM_GBPS: f64 = 24.0;
-/// Only fragments of streams up to this size are timed by their readers:
-/// larger ones run into the memory's bandwidth whatever the placement (1
-/// and 4 MiB with the cores near: 60 % of the copies below 12 GB/s).
-pub const READ_TIMED_STREAM_MAX: usize = 256 << 10;
-/// Fragments shorter than this are not timed by their readers: an 8 KiB
-/// copy takes ~180 ns with the cores near, and the clock's jitter alone
-/// could halve its apparent speed (timed from 4 KiB, 16 KiB calls with the
-/// cores near took 5-20 % longer, np=2, 10 launches).
-pub const READ_TIMED_MIN: usize = 16 << 10;
-/// Slow copies in a row before a reader reports: with the cores near one
-/// copy in seven ran below `READ_FAR_BELOW_GBPS`, with them far two in
-/// three.
-const READ_SLOW_IN_A_ROW: u8 = 3;
-/// The readers' copies.
-const READS: Hysteresis = Hysteresis {
-    far_below: READ_FAR_BELOW_GBPS,
-    near_from: READ_NEAR_FROM_GBPS,
-    slow_in_a_row: READ_SLOW_IN_A_ROW,
-};
+/// A header that reaches its waiting reader `far_from` ns after its
+/// writer's stamp or later (`coll_sharm_nontemporal_far_latency`, by
+/// default `DEFAULT_FAR_LATENCY_NS`) counts as a sign that the writer's
+/// core is far; one in less than this share of it as a sign that it is
+/// near (a far pair of cores cannot pass a line that fast, so one such
+/// header withdraws a report).
+const NEAR_SHARE: (u32, u32) = (2, 3);
+/// Late headers in a row before a reader reports (a late one may be a
+/// preemption, an interrupt, or a wait that was driving Open MPI's progress
+/// engine when the header came; with the cores near, about one in ten
+/// came 300 ns late or more, see `Reads`).
+const HEADERS_LATE_IN_A_ROW: u8 = 4;
+/// Only fragments of streams up to this size follow their readers'
+/// reports; larger ones follow the writer's own fills (the reports were
+/// first made from the readers' copies, which in larger streams ran into
+/// the memory's bandwidth whatever the placement).
+pub const REPORTED_STREAM_MAX: usize = 256 << 10;
+/// Only fragments of at least this many bytes carry a stamp, and only they
+/// follow the readers' reports: shorter ones are on the latency path, where
+/// a clock read (~20 ns) would show.
+pub const STAMPED_MIN: usize = 16 << 10;
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
 pub const REPORTS_KEPT: u64 = 4096;
@@ -405,89 +430,82 @@ pub const REPORTS_KEPT: u64 = 4096;
 /// with every call, so p-1 readers are all seen within (p-1)/4 calls).
 pub const REPORTS_LOOKED_AT: usize = 4;
 
-/// What one reader concluded about one writer.
-#[derive(Clone, Copy, Debug, Default)]
-struct ReadVerdict {
-    /// Eligible fragments since the last timed one.
-    since: u32,
-    /// Far: reported to the writer.
-    verdict: Verdict,
-}
-
-/// The reading half: this process times its copies of other processes'
-/// fragments and tells each writer, through its ack line, when they ran
-/// slowly.
+/// The reading half: this process notes how long the stamped headers of
+/// other processes' queues took to reach it while it waited for them, and
+/// tells each writer, through its ack line, when they came late.
 ///
-/// Why the reader: the cost non-temporal stores avoid is the reader's (it
-/// takes the lines out of a far core's cache), and the writer's own fills
-/// show it only while the reader still holds the slot's lines.  With rings
-/// of twice the L2 they often no longer do: in far placements the writer's
-/// fills ran at 5-8 GB/s as often as below 5.5, and `auto` left 64/256 KiB
-/// exchanges 1.7-2.9x slower than `always` (np=2, 2026-11-25 evening:
-/// Allgather 64 KiB 14.7 against 8.9 us, Allreduce 256 KiB 92 against 32).
+/// Why the reader, and why a header's latency: the cost non-temporal stores
+/// avoid is the reader's (it takes the lines out of a far core's cache),
+/// and it depends on where the host placed the two cores, which the time a
+/// line takes from one core to the other shows directly.  The readers used
+/// to time their copies instead (until 2026-11-27), but a copy's speed
+/// depends on the memory too: in a VM launch whose memory was slow against
+/// its caches (memcpy of 64 MiB at 4.8 GB/s) near cores' copies fell below
+/// the far threshold often enough that writers went non-temporal with the
+/// cores near, and `never` took 0.59-0.94x `auto`'s time.
+///
+/// What a header's latency is here: the writer's clock just before its
+/// stores to the header line, against the reader's clock once its spin
+/// sees them; the writer must first take the line from the spinning
+/// reader, which must then fetch it back (and while the writer goes on
+/// from its stamp to its publication, the reader's loads may take the
+/// line back in between), so one to a few transfers of the line.  The same
+/// VM launch (line round trip 90-120 ns near, 420-510 far), np=2, Bcast,
+/// Reduce, Gather, Allgather and Alltoall of 64 and 256 KiB, 1,400-7,000
+/// waited-for headers per process and launch: near (16 launches) 1st /
+/// 10th / 50th / 90th percentiles 80-110 / 100-130 / 110-220 / 150-540 ns;
+/// far (5 launches) 270-300 / 290-310 / 330-600 / 510-940 ns.  Counting
+/// only headers that came while the reader spun (`Arrival::Spinning`, not
+/// right after a call of the progress engine) left the near tail where it
+/// was (7 launches with Allreduce added: 90-120 / 110-140 / 130-200 /
+/// 200-310 ns), so it is the line's, not the wait's.  Hence far from 300
+/// ns, four in a row (near, about one header in ten came that late), and
+/// near below 200 (`NEAR_SHARE`): no far header came under 270.  The two
+/// states may sit elsewhere on other hosts
+/// (`coll_sharm_nontemporal_far_latency`).
 ///
 /// Ownership: one per channel (`Shared`), one verdict per writer.
 pub struct Reads {
     mode: NontemporalMode,
-    per_writer: Vec<Cell<ReadVerdict>>,
+    /// A header this late (ns) is a sign of a far writer.
+    far_from: u32,
+    per_writer: Vec<Cell<Verdict>>,
 }
 
 impl Reads {
-    pub fn new(mode: NontemporalMode, p: usize) -> Reads {
+    /// `far_from`: `Params::nontemporal_far_latency_ns`.
+    pub fn new(mode: NontemporalMode, far_from: u32, p: usize) -> Reads {
         Reads {
             mode,
-            per_writer: vec![Cell::new(ReadVerdict::default()); p],
+            far_from,
+            per_writer: vec![Cell::new(Verdict::default()); p],
         }
     }
 
-    /// Whether to time our copy of a fragment of `len` bytes, of a stream
-    /// of `stream` bytes, from writer `w` (`nontemporal`: how it was
-    /// written).  Under `auto`, fragments of ordinary stores from
-    /// `READ_TIMED_MIN` bytes of streams up to `READ_TIMED_STREAM_MAX`: one in
-    /// `SAMPLE_EVERY`, and every one while we report `w` far (those are
-    /// its rechecks).
-    pub fn timed(&self, w: usize, len: usize, stream: usize, nontemporal: bool) -> bool {
-        if self.mode != NontemporalMode::Auto
-            || nontemporal
-            || len < READ_TIMED_MIN
-            || stream > READ_TIMED_STREAM_MAX
-        {
-            return false;
+    /// After a header of writer `w`, published as `wseq`, reached us `ns`
+    /// after its stamp (`Incoming::latency_ns`; 0: not measured): the
+    /// value to report in our ack line of `w`'s queue, if any (`wseq` for
+    /// far, renewed at each late header; 0 for near again).  Only under
+    /// `auto`.
+    pub fn heard(&self, w: usize, ns: u32, wseq: u64) -> Option<u64> {
+        if self.mode != NontemporalMode::Auto || ns == 0 {
+            return None;
         }
         let cell = &self.per_writer[w];
-        let mut v = cell.get();
-        if v.verdict.far {
-            return true;
-        }
-        v.since += 1;
-        let due = v.since >= SAMPLE_EVERY;
-        if due {
-            v.since = 0;
-        }
-        cell.set(v);
-        due
-    }
-
-    /// After a timed copy of `len` bytes from `w` that took `ns`: the value
-    /// to report in our ack line of `w`'s queue, if any (the fragment's
-    /// `wseq` for slow, renewed at each slow copy; 0 for fast again).
-    pub fn after(&self, w: usize, len: usize, ns: f64, wseq: u64) -> Option<u64> {
-        let gbps = gbps(len, ns);
-        let cell = &self.per_writer[w];
-        let mut v = cell.get();
-        let was = v.verdict;
-        v.verdict = was.step(gbps, &READS);
-        cell.set(v);
-        let report = match (was.far, v.verdict.far) {
+        let was = cell.get();
+        let sample = Sample::of_header(ns, self.far_from);
+        let now = was.step(sample, HEADERS_LATE_IN_A_ROW);
+        cell.set(now);
+        let report = match (was.far, now.far) {
             (false, true) => Some(wseq),
             (true, false) => Some(0),
-            (true, true) => (gbps < READS.far_below).then_some(wseq),
+            (true, true) => (sample == Sample::Far).then_some(wseq),
             (false, false) => None,
         };
-        if was.far != v.verdict.far {
+        if was.far != now.far {
             trace!(
-                "queue reads: {len} bytes from process {w} copied at {gbps:.1} GB/s: {}",
-                if v.verdict.far {
+                "queue reads: a header from process {w} took {ns} ns: {}",
+                if now.far {
                     "asking it for non-temporal stores"
                 } else {
                     "withdrawing the request"
@@ -557,7 +575,7 @@ mod tests {
             NontemporalMode::Always,
             NontemporalMode::Fills,
         ] {
-            let stores = Stores::new(mode, 16 << 10, false);
+            let stores = Stores::new(0, mode, 16 << 10, false);
             // One destination, touched first: a page fault in a timed fill
             // would look like far cores.
             let mut dst = vec![0u8; K64];
@@ -579,7 +597,7 @@ mod tests {
     /// of a 64 KiB fragment of a 1 MiB stream through them (whether it was
     /// non-temporal).
     fn far_stores(crowded: bool) -> (Stores, impl Fn(&Stores) -> bool) {
-        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, crowded);
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, crowded);
         stores.verdict.set(Verdict { far: true, slow: 0 });
         let (src, dst) = (vec![3u8; K64], Cell::new(vec![0u8; K64]));
         let fill = move |stores: &Stores| {
@@ -625,50 +643,58 @@ mod tests {
         assert_eq!(ordinary, 1, "one recheck in RECHECK_EVERY fills");
     }
 
-    /// A reader reports a writer after three slow copies in a row of
-    /// fragments it may time, renews the report while they stay slow, and
-    /// withdraws it on a fast one; it never times non-temporal fragments,
-    /// short ones, or those of long streams.
+    /// A reader reports a writer after `HEADERS_LATE_IN_A_ROW` late headers
+    /// in a row, renews the report while they stay late, keeps it through
+    /// headers between the thresholds, and withdraws it on an early one;
+    /// unmeasured headers (0) change nothing, and only `auto` listens.
     #[test]
-    fn reads_report_slow_copies_and_withdraw() {
-        const K32: usize = 32 << 10;
-        // 32 KiB at 45 GB/s (near) and at 3 GB/s (far), in ns.
-        let (near, far) = (K32 as f64 / 45.0, K32 as f64 / 3.0);
-        let reads = Reads::new(NontemporalMode::Auto, 2);
-        assert!(!reads.timed(1, K32, K32, true), "non-temporal");
-        assert!(!reads.timed(1, 8 << 10, K32, false), "short fragment");
-        assert!(!reads.timed(1, K32, 1 << 20, false), "long stream");
-        let timed = (0..SAMPLE_EVERY)
-            .filter(|_| reads.timed(1, K32, 64 << 10, false))
-            .count();
-        assert_eq!(timed, 1, "one in SAMPLE_EVERY while near");
-        assert_eq!(reads.after(1, K32, far, 10), None);
-        assert_eq!(reads.after(1, K32, far, 11), None);
-        assert_eq!(reads.after(1, K32, far, 12), Some(12), "third slow copy");
-        assert!(reads.timed(1, K32, 64 << 10, false), "every one while far");
-        assert_eq!(reads.after(1, K32, far, 40), Some(40), "renewed");
-        assert_eq!(reads.after(1, K32, near, 41), Some(0), "withdrawn");
-        assert_eq!(reads.after(1, K32, near, 42), None);
-        // Writer 0's verdict is its own; `never`, `always` and `fills` time
-        // nothing.
-        assert_eq!(reads.after(0, K32, near, 1), None);
+    fn reads_report_late_headers_and_withdraw() {
+        // With the far threshold at 300 ns, near is below 200.
+        let (early, between, late) = (199, 200, 300);
+        let reads = Reads::new(NontemporalMode::Auto, 300, 2);
+        let in_a_row = HEADERS_LATE_IN_A_ROW as u64;
+        for wseq in 1..in_a_row {
+            assert_eq!(
+                reads.heard(1, late, wseq),
+                None,
+                "late {wseq} of {in_a_row}"
+            );
+        }
+        assert_eq!(reads.heard(1, 0, 50), None, "not measured");
+        assert_eq!(
+            reads.heard(1, late, 60),
+            Some(60),
+            "the last late one in a row"
+        );
+        assert_eq!(reads.heard(1, late, 61), Some(61), "renewed");
+        assert_eq!(reads.heard(1, between, 62), None, "kept, not renewed");
+        assert_eq!(reads.heard(1, early, 63), Some(0), "withdrawn");
+        assert_eq!(reads.heard(1, early, 64), None);
+        // An early header in between starts the count again.
+        for wseq in 1..in_a_row {
+            assert_eq!(reads.heard(1, late, 100 + wseq), None);
+        }
+        assert_eq!(reads.heard(1, early, 200), None);
+        assert_eq!(reads.heard(1, late, 201), None, "counting again");
+        // Writer 0's verdict is its own.
+        assert_eq!(reads.heard(0, early, 1), None);
         for mode in [
             NontemporalMode::Never,
             NontemporalMode::Always,
             NontemporalMode::Fills,
         ] {
-            let other = Reads::new(mode, 2);
-            assert!((0..8).all(|_| !other.timed(1, K32, 64 << 10, false)));
+            let other = Reads::new(mode, 300, 2);
+            assert!((1..10).all(|wseq| other.heard(1, late, wseq).is_none()));
         }
     }
 
-    /// Reports make fragments the readers time non-temporal (asked once per
+    /// Reports make the fragments they speak for non-temporal (asked once per
     /// call), and leave the others to the writer's own timings.
     #[test]
     fn readers_reports_steer_the_fragments_they_judge() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
-        let stores = Stores::new(NontemporalMode::Auto, 4 << 10, false);
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
         let asked = Cell::new(0);
         let far = || {
             asked.set(asked.get() + 1);
@@ -680,8 +706,11 @@ mod tests {
         };
         assert!(fill(32 << 10, 256 << 10), "judged: non-temporal");
         assert!(fill(32 << 10, 256 << 10));
-        assert!(!fill(8 << 10, 16 << 10), "fragments readers do not time");
-        assert!(!fill(32 << 10, 1 << 20), "streams readers do not time");
+        assert!(!fill(8 << 10, 16 << 10), "unstamped fragments");
+        assert!(
+            !fill(32 << 10, 1 << 20),
+            "streams the reports do not speak for"
+        );
         assert_eq!(asked.get(), 1, "once per call");
         stores.new_call();
         let nontemporal =
@@ -695,7 +724,7 @@ mod tests {
     fn fills_mode_never_asks_the_readers() {
         let src = vec![7u8; K64];
         let dst = Cell::new(vec![0u8; K64]);
-        let stores = Stores::new(NontemporalMode::Fills, 4 << 10, false);
+        let stores = Stores::new(0, NontemporalMode::Fills, 4 << 10, false);
         let asked = Cell::new(0);
         // A 32 KiB fragment of a 256 KiB stream (one the readers would
         // judge under `auto`), whose readers, if asked, say far.
