@@ -204,6 +204,26 @@ fn nontemporal_auto_readers_report_late_headers() {
     }
 }
 
+/// A negative `coll_sharm_nontemporal_far_latency` is no latency: it is
+/// reported (a warning, printed at any verbosity), the default takes its
+/// place, and every value still arrives.
+#[test]
+fn a_negative_far_latency_is_reported_and_replaced() {
+    let out = nontemporal_at_verbose_100(
+        2,
+        "auto",
+        &[("coll_sharm_nontemporal_far_latency", "-5")],
+        &[],
+    );
+    assert!(
+        out.contains(
+            "coll_sharm_nontemporal_far_latency: -5 ns is not a latency; using the default, 300 ns"
+        ),
+        "reported:\n{out}"
+    );
+    assert_every_process_takes(&out, 2, "Auto");
+}
+
 /// Each of the `np` processes said at set-up (verbose 100) that it writes
 /// large streams into the queues in `mode` (`NontemporalMode`'s name).
 fn assert_every_process_takes(out: &str, np: usize, mode: &str) {

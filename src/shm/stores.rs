@@ -67,8 +67,10 @@
 //! 0.97 in the median cell (Gather 256 KiB 35.9 -> 43.6, Bcast 16 KiB 4.0 ->
 //! 2.8).  The readers' reports had made the far placement's 64-256 KiB
 //! exchanges 1.8-2.9x faster on 2026-11-25 (above), in a state with fast
-//! memory, so `auto` stays the default; `fills` is the setting for a node
-//! whose memory is slow against its cores' caches.
+//! memory, so `auto` stayed the default.  With the readers timing headers
+//! instead (same VM launch, `docs/benchmark/2026-11-27-r-headers`) `fills`
+//! took 0.93x `auto`'s time near and 1.12x far in the median cell, where
+//! it had taken 0.90x near against the copy-timing readers.
 //!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
@@ -227,10 +229,10 @@ pub struct Stores {
     last_timed: Cell<Option<Instant>>,
     /// The first non-temporal fill under `always` was said (verbose 100).
     said: Cell<bool>,
-    /// No fill the readers' reports speak for yet in this call: the reports are read
-    /// at the next one.
+    /// No fill the readers' reports speak for yet in this call: the
+    /// reports are read at the next one.
     fresh: Cell<bool>,
-    /// A reader of this queue reported slow reads (read once per call).
+    /// A reader of this queue reported late headers (read once per call).
     readers_far: Cell<bool>,
 }
 
@@ -257,8 +259,8 @@ impl Stores {
         }
     }
 
-    /// A collective call begins: its first fill that the readers' reports speak for reads
-    /// their reports again.
+    /// A collective call begins: its first fill that the readers' reports
+    /// speak for reads them again.
     pub fn new_call(&self) {
         self.fresh.set(true);
     }
