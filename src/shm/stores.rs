@@ -423,7 +423,7 @@ const HEADERS_LATE_IN_A_ROW: u8 = 4;
 pub const REPORTED_STREAM_MAX: usize = 256 << 10;
 /// Only fragments of at least this many bytes carry a stamp, and only they
 /// follow the readers' reports: shorter ones are on the latency path, where
-/// a clock read (~20 ns) would show.
+/// a clock read (30 ns) would show.
 pub const STAMPED_MIN: usize = 16 << 10;
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
