@@ -160,9 +160,8 @@ impl Sample {
     }
 
     /// A header that reached its waiting reader `ns` after its stamp,
-    /// against the far threshold `far_from` (`NEAR_SHARE`).
-    fn of_header(ns: u32, far_from: u32) -> Sample {
-        let near_below = (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32;
+    /// against the thresholds `far_from` and `near_below` (`Reads`).
+    fn of_header(ns: u32, far_from: u32, near_below: u32) -> Sample {
         match ns {
             ns if ns >= far_from => Sample::Far,
             ns if ns < near_below => Sample::Near,
@@ -469,8 +468,11 @@ pub const REPORTS_LOOKED_AT: usize = 4;
 /// Ownership: one per channel (`Shared`), one verdict per writer.
 pub struct Reads {
     mode: NontemporalMode,
-    /// A header this late (ns) is a sign of a far writer.
+    /// A header this late (ns) is a sign of a far writer ...
     far_from: u32,
+    /// ... and one earlier than this (`NEAR_SHARE` of `far_from`) of a
+    /// near one; worked out once here rather than per header.
+    near_below: u32,
     per_writer: Vec<Cell<Verdict>>,
 }
 
@@ -480,6 +482,7 @@ impl Reads {
         Reads {
             mode,
             far_from,
+            near_below: (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32,
             per_writer: vec![Cell::new(Verdict::default()); p],
         }
     }
@@ -495,7 +498,7 @@ impl Reads {
         }
         let cell = &self.per_writer[w];
         let was = cell.get();
-        let sample = Sample::of_header(ns, self.far_from);
+        let sample = Sample::of_header(ns, self.far_from, self.near_below);
         let now = was.step(sample, HEADERS_LATE_IN_A_ROW);
         cell.set(now);
         let report = match (was.far, now.far) {
