@@ -25,7 +25,7 @@ use crate::shm::queue::{Incoming, Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
-use crate::shm::stores::{Reads, Stores, REPORTS_KEPT, REPORTS_LOOKED_AT, STAMPED_MIN};
+use crate::shm::stores::{Reads, Stores, REPORTS_KEPT, REPORTS_LOOKED_AT};
 use crate::shm::tree;
 use crate::shm::wait::Waiter;
 
@@ -246,10 +246,17 @@ impl Shared {
         // lives as long as `segment`, which `Shared` owns alongside `queues`.
         // Every process passes the same placement (above).
         let queues = unsafe { Queues::new(segment.base(), layout, placement) };
+        let stores = Stores::new(
+            me,
+            params.nontemporal,
+            params.nontemporal_min_size,
+            crowding.crowded(),
+        );
         let shared = Shared {
             segment,
             queues,
-            writer: Writer::new(me, layout.s, p),
+            // Stamps only for readers that heed them (`Reads`).
+            writer: Writer::new(me, layout.s, p, stores.stamps()),
             waiter,
             me,
             p,
@@ -264,12 +271,7 @@ impl Shared {
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
             tuning: (params.radix, None),
-            stores: Stores::new(
-                me,
-                params.nontemporal,
-                params.nontemporal_min_size,
-                crowding.crowded(),
-            ),
+            stores,
             reads: Reads::new(params.nontemporal, params.nontemporal_far_latency_ns, p),
             rules,
             params,
@@ -542,9 +544,7 @@ impl Shared {
         // A stream too short for non-temporal stores goes straight to the
         // copy: small fills are on the latency path, and the store policy's
         // bookkeeping cost an 8 B-1 KiB Allreduce 1-4 % (np=2, paired).
-        // Nothing to mark either below `STAMPED_MIN`: shorter fragments
-        // carry no stamp.
-        if len < STAMPED_MIN && !self.stores.eligible(stream_bytes) {
+        if !self.stores.eligible(stream_bytes) {
             // SAFETY: forwarded contract.
             return unsafe { copy::copy(dst, src, len) };
         }
@@ -574,23 +574,10 @@ impl Shared {
                 .readers_far(self.me, recent, first, REPORTS_LOOKED_AT)
         };
         // SAFETY: forwarded contract.
-        let nontemporal = unsafe {
+        unsafe {
             self.stores
                 .fill(dst, also, src, len, stream_bytes, readers_far)
         };
-        self.mark_stores(dst, len, nontemporal);
-    }
-
-    /// Says in the slot header at `dst` how its `len` bytes were written,
-    /// and under `auto` stamps it for the readers (`Queues::mark_stores`,
-    /// `Reads`).  Only fragments of `STAMPED_MIN` bytes or more need the
-    /// mark (the slot's index costs a division).
-    fn mark_stores(&self, dst: *const u8, len: usize, nontemporal: bool) {
-        if len >= STAMPED_MIN {
-            let stamp = self.stores.stamps().then(|| self.writer.next_wseq());
-            self.queues
-                .mark_stores(self.me, dst, len, nontemporal, stamp);
-        }
     }
 
     /// `fill` from bytes `[offset, offset + len)` of the stream `payload`
@@ -613,10 +600,7 @@ impl Shared {
                 self.fill(dst, base.add(offset), len, stream_bytes)
             },
             // SAFETY: forwarded contract.
-            _ => unsafe {
-                payload.read(offset, dst, len);
-                self.mark_stores(dst, len, false);
-            },
+            _ => unsafe { payload.read(offset, dst, len) },
         }
     }
 

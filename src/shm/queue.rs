@@ -3,7 +3,7 @@
 //! # Who writes what
 //! * Process `w` is the only writer of queue `w`: its slot headers and data.
 //! * Reader `r` is the only writer of ack line `r` of each queue it reads:
-//!   its acknowledgement and, advisory, its report of slow reads
+//!   its acknowledgement and, advisory, its report of late headers
 //!   (`AckLine::far_at`, see `shm::stores`).
 //!
 //! # Positions instead of per-queue counters
@@ -138,27 +138,27 @@ pub struct SlotHeader {
     lap: AtomicU64,
     wseq: AtomicU64,
     len: AtomicU32,
-    /// How the data was written: [`NONTEMPORAL`] or 0 (ordinary stores, or
-    /// unknown).  Stored Relaxed before the Release publication, like `len`.
-    stores: AtomicU32,
-    /// The payload of a fragment of at most [`INLINE_BYTES`].  In a larger
-    /// one that its writer stamped ([`Stamp`]), the writer's clock just
-    /// before publishing and a tag naming the publication.  Plain bytes
-    /// either way: the writer stores them before its Release publication
-    /// and readers load them after their Acquire load saw it, as the
-    /// slot's data.
+    /// Unused: keeps `inline` at offset 32, 8-aligned for a [`Stamp`].
+    _padding: u32,
+    /// The payload of a fragment of at most [`INLINE_BYTES`].  In one of
+    /// [`STAMPED_MIN`] bytes or more from a stamping writer
+    /// ([`Writer::new`]), a [`Stamp`]: the writer's clock as it began to
+    /// publish and a tag naming the publication.  Plain bytes either way:
+    /// the writer stores them before its Release publication and readers
+    /// load them after their Acquire load saw it, as the slot's data.
     inline: UnsafeCell<[u8; INLINE_BYTES]>,
 }
 
 /// What a stamped header's inline area holds: the writer's clock
 /// (`clock_ns`), and its publication number `wseq` xor [`STAMP_TAG`].
 ///
-/// Why a tag rather than a flag: slots are also filled without a mark
-/// (reductions publish as they fold, small payloads overwrite the inline
-/// bytes), so a flag or a stamp could be an earlier fragment's.  The tag
-/// names this very publication; stale bytes, or a small payload's, match it
-/// only by a 2^-64 accident, and then cost one wrong sample, never a wrong
-/// result (the stamp steers the choice of stores only).
+/// Why a tag rather than a flag: the inline bytes of a published slot may
+/// be an earlier publication's (small payloads, or a stamp from before the
+/// writer stopped stamping: the parameter is read per process, so a reader
+/// under `auto` may read a writer that does not stamp).  The tag names this
+/// very publication; stale bytes match it only by a 2^-64 accident, and
+/// then cost one wrong sample, never a wrong result (the stamp steers the
+/// choice of stores only).
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Stamp {
@@ -171,9 +171,28 @@ const STAMP_TAG: u64 = 0x9e37_79b9_7f4a_7c15;
 
 const _: () = assert!(std::mem::size_of::<Stamp>() <= INLINE_BYTES);
 
-/// `SlotHeader::stores`: the fragment was written with non-temporal stores
-/// (its lines are in memory, not in the writer's cache).
-const NONTEMPORAL: u32 = 1;
+/// Only fragments of at least this many bytes carry a stamp: shorter ones
+/// are on the latency path, where a clock read (30 ns) would show.
+pub const STAMPED_MIN: usize = 16 << 10;
+
+/// Stamps header `h` for publication `wseq`, among the publication's own
+/// stores to that line: the writer takes the line from a reader spinning
+/// on it once, and the reader's next load fetches the header whole.  (The
+/// stamp used to be stored while the fragment was marked, before the
+/// publication; a spinning reader could take the line back in between,
+/// and its header then counted a transfer more.)  Out of line: only large
+/// fragments come here, and the publication stays short for the rest.
+#[inline(never)]
+fn stamp(h: &SlotHeader, wseq: u64) {
+    let stamp = Stamp {
+        clock_ns: clock_ns(),
+        tag: wseq ^ STAMP_TAG,
+    };
+    // SAFETY: the inline area is 8-aligned (offset 32 of a line) and holds
+    // a `Stamp`; a reserved slot's header is its writer's to write until it
+    // publishes, and readers read it only after (see the field).
+    unsafe { h.inline.get().cast::<Stamp>().write(stamp) };
+}
 
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the
 /// host (the kernel keeps it consistent across cores), read through the
@@ -193,10 +212,9 @@ fn clock_ns() -> u64 {
 #[repr(C, align(64))]
 pub struct AckLine {
     consumed: AtomicU64,
-    /// Advisory, for the queue's owner: the `wseq` of the latest fragment
-    /// of ordinary stores this reader copied out slowly enough to take the
-    /// writer's core for a far one (`shm::stores`), 0 once one ran fast
-    /// again.  Relaxed both ways: nothing is read on its strength but the
+    /// Advisory, for the queue's owner: the `wseq` of the latest header
+    /// that reached this reader late enough to take the writer's core for
+    /// a far one (`shm::stores::Reads`), 0 once headers came early again.  Relaxed both ways: nothing is read on its strength but the
     /// writer's choice of stores, which is right either way.
     far_at: AtomicU64,
 }
@@ -431,53 +449,14 @@ impl Queues {
         &self.ack_line(w, r).consumed
     }
 
-    /// Owner `me` says how the fragment it just wrote at `dst` (`len` bytes,
-    /// a reserved slot of its own queue) was written, and with `stamp`, the
-    /// publication number it will be published under, stamps the header
-    /// with its clock ([`Stamp`]); right before `publish`, whose Release
-    /// stores carry both to the readers.
-    pub fn mark_stores(
-        &self,
-        me: usize,
-        dst: *const u8,
-        len: usize,
-        nontemporal: bool,
-        stamp: Option<u64>,
-    ) {
-        if len <= INLINE_BYTES {
-            return;
-        }
-        // Which slot `dst` starts; an address outside our slots (a caller's
-        // mistake) marks nothing rather than some other line.
-        let first = self.base as usize + self.layout.slot_data(me, 0);
-        let k = (dst as usize).wrapping_sub(first) / self.layout.f;
-        debug_assert!(k < self.layout.s, "not a slot of our queue");
-        if k < self.layout.s {
-            let h = self.header(me, k);
-            if let Some(wseq) = stamp {
-                let stamp = Stamp {
-                    clock_ns: clock_ns(),
-                    tag: wseq ^ STAMP_TAG,
-                };
-                // SAFETY: the inline area is 8-aligned (offset 32 of a line)
-                // and holds a `Stamp`; a reserved slot's header is ours to
-                // write until we publish, and readers read it only after
-                // (see the field).
-                unsafe { h.inline.get().cast::<Stamp>().write(stamp) };
-            }
-            let flag = if nontemporal { NONTEMPORAL } else { 0 };
-            h.stores.store(flag, Ordering::Relaxed);
-        }
-    }
-
-    /// Reader `me` tells queue `w`'s owner that it read a fragment of
-    /// ordinary stores (`wseq` `at`) slowly, or (`at` = 0) quickly.
+    /// Reader `me` tells queue `w`'s owner that the header of publication
+    /// `at` reached it late, or (`at` = 0) that headers come early again.
     pub fn report_far(&self, w: usize, me: usize, at: u64) {
         self.ack_line(w, me).far_at.store(at, Ordering::Relaxed);
     }
 
     /// Whether one of `count` readers of owner `me`'s queue, from process
-    /// `first` on (round the ring), reported a slow read of a fragment
+    /// `first` on (round the ring), reported a late header of a fragment
     /// published after `since` (older reports are stale: that reader may no
     /// longer read this queue).  A window, not all p-1: the lines are the
     /// readers' ack lines, which they keep writing, so each look may cost a
@@ -631,7 +610,7 @@ impl Queues {
         // at that moment, would time its own lateness (those samples put a
         // near pair's 90th percentile at up to 540 ns), and a yielding
         // wait times the scheduler.
-        if frag.len > INLINE_BYTES && arrival == Arrival::Spinning && !waiter.yield_early {
+        if frag.len >= STAMPED_MIN && arrival == Arrival::Spinning && !waiter.yield_early {
             frag.latency_ns = self.latency_ns(w, k, frag.wseq);
         }
         frag
@@ -673,7 +652,6 @@ impl Queues {
             data: self.buffer(w, k, len),
             len,
             wseq: h.wseq.load(Ordering::Relaxed),
-            nontemporal: h.stores.load(Ordering::Relaxed) == NONTEMPORAL,
             latency_ns: 0,
         }
     }
@@ -692,8 +670,6 @@ pub struct Incoming {
     pub data: *const u8,
     pub len: usize,
     wseq: u64,
-    /// Written with non-temporal stores (as the writer marked it).
-    pub nontemporal: bool,
     /// How long the header took from the writer's stamp to this reader,
     /// which was already waiting for it, in ns; 0 when not measured (no
     /// stamp, not waited for, or a yielding wait).  Near cores pass a
@@ -729,6 +705,8 @@ pub struct Writer {
     me: usize,
     next_wseq: u64,
     pending: Vec<Pending>,
+    /// Whether fragments of `STAMPED_MIN` bytes or more carry a [`Stamp`].
+    stamps: bool,
     /// Last acknowledgement seen from each reader: acks only grow, so a slot
     /// whose readers are known to be past it needs no shared-memory read
     /// (the reader's ack line stays in its cache instead of bouncing).
@@ -742,9 +720,13 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn new(me: usize, slots: usize, processes: usize) -> Writer {
+    /// The writer of queue `me`; with `stamps`, it stamps each fragment of
+    /// [`STAMPED_MIN`] bytes or more as it publishes it ([`Stamp`]; only
+    /// readers under `coll_sharm_nontemporal auto` heed them).
+    pub fn new(me: usize, slots: usize, processes: usize, stamps: bool) -> Writer {
         Writer {
             me,
+            stamps,
             next_wseq: 1,
             pending: vec![Pending::default(); slots],
             seen: vec![0; processes],
@@ -859,6 +841,9 @@ impl Writer {
             }
         }
         let h = q.header(self.me, k);
+        if self.stamps && len >= STAMPED_MIN {
+            stamp(h, wseq);
+        }
         h.len.store(len as u32, Ordering::Relaxed);
         h.wseq.store(wseq, Ordering::Relaxed);
         // Release, lap before op: see the module documentation.
@@ -930,7 +915,7 @@ pub(crate) mod tests {
                 std::thread::spawn(move || {
                     let q = &seg.queues;
                     let waiter = Waiter::standalone(true);
-                    let mut writer = Writer::new(me, s, p);
+                    let mut writer = Writer::new(me, s, p, false);
                     for &(op, frags, len) in ops.iter() {
                         let root = (op as usize) % p;
                         for i in 0..frags {
@@ -972,7 +957,7 @@ pub(crate) mod tests {
                 std::thread::spawn(move || {
                     let q = &seg.queues;
                     let waiter = Waiter::standalone(true);
-                    let mut writer = Writer::new(me, s, p);
+                    let mut writer = Writer::new(me, s, p, false);
                     let mut op = 0;
                     for round in 0..200usize {
                         op += 1;
@@ -1085,7 +1070,7 @@ pub(crate) mod tests {
             })
         };
         let (q, waiter) = (&seg.queues, Waiter::standalone(true));
-        let mut writer = Writer::new(0, s, p);
+        let mut writer = Writer::new(0, s, p, false);
         let mut send = |op: u64, readers: Readers<'_>| {
             let pos = Pos::new(op, 0);
             let dst = writer.reserve(q, &waiter, pos, 8);
@@ -1294,28 +1279,15 @@ pub(crate) mod tests {
         }
     }
 
-    /// How a fragment was written travels with it, and a reader's report
-    /// of slow reads reaches the writer until it is withdrawn or stale.
+    /// A reader's report of late headers reaches the writer until it is
+    /// withdrawn or stale.
     #[test]
-    fn store_marks_and_far_reports() {
+    fn far_reports_reach_the_writer_until_withdrawn_or_stale() {
         let seg = TestSegment::new(Layout::new(3, 4, 4096).unwrap());
-        let (q, waiter) = (&seg.queues, Waiter::standalone(true));
-        let mut writer = Writer::new(0, 4, 3);
-        for (op, nontemporal) in [(1u64, true), (2, false)] {
-            let pos = Pos::new(op, 0);
-            let dst = writer.reserve(q, &waiter, pos, 1000);
-            q.mark_stores(0, dst, 1000, nontemporal, None);
-            writer.publish(q, pos, 1000, Readers::AllOthers);
-            for r in [1, 2] {
-                let frag = q.receive(&waiter, 0, pos);
-                assert_eq!(frag.nontemporal, nontemporal, "op {op}");
-                assert_eq!(frag.wseq(), op);
-                q.release(r, 0, frag);
-            }
-        }
+        let q = &seg.queues;
         assert!(!q.readers_far(0, 0, 0, 3));
         q.report_far(0, 2, 2);
-        assert!(q.readers_far(0, 1, 0, 3), "reader 2 read wseq 2 slowly");
+        assert!(q.readers_far(0, 1, 0, 3), "wseq 2 came late to reader 2");
         assert!(q.readers_far(0, 1, 2, 1), "a window of reader 2 only");
         assert!(!q.readers_far(0, 1, 0, 2), "a window of readers 0-1");
         assert!(q.readers_far(0, 1, 1, 5), "round the ring, at most p");
@@ -1329,21 +1301,22 @@ pub(crate) mod tests {
     }
 
     /// A reader that was spinning on a stamped header when it came learns
-    /// how long it took; one that did not wait, one that yields, a header
-    /// stamped for another publication, and a slot published without a
-    /// stamp give no latency.
+    /// how long it took; one that did not wait, one that yields, a fragment
+    /// too short to be stamped, and a slot whose writer does not stamp
+    /// (its inline bytes another publication's stamp) give no latency.
     #[test]
     fn stamped_headers_give_their_latency_to_waiting_readers() {
-        const LEN: usize = 1000;
-        let seg = TestSegment::new(Layout::new(2, 4, 4096).unwrap());
-        // Publishes op `op` (slot op mod 4) after spinning `delay` µs,
-        // stamped as `stamp_as` (None: unmarked); returns what reader 1
-        // received through `waiter`, which starts waiting at once.
-        let exchange = |op: u64, delay: u64, stamp_as: Option<u64>, waiter: Waiter| {
+        const F: usize = 2 * STAMPED_MIN;
+        let seg = TestSegment::new(Layout::new(2, 4, F).unwrap());
+        // Publishes `len` bytes as op `op` (slot op mod 4, publication
+        // `op`) after spinning `delay` µs, from a writer that `stamps` or
+        // not; returns what reader 1 received through `waiter`, which
+        // starts waiting at once.
+        let exchange = |op: u64, len: usize, delay: u64, stamps: bool, waiter: Waiter| {
             let seg2 = Arc::clone(&seg);
             let writer = std::thread::spawn(move || {
                 let q = &seg2.queues;
-                let mut writer = Writer::new(0, 4, 2);
+                let mut writer = Writer::new(0, 4, 2, stamps);
                 // Earlier publications, so that this one is numbered `op`.
                 writer.next_wseq = op;
                 let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
@@ -1351,11 +1324,8 @@ pub(crate) mod tests {
                     std::hint::spin_loop();
                 }
                 let pos = Pos::new(op, 0);
-                let dst = writer.reserve(q, &Waiter::standalone(true), pos, LEN);
-                if let Some(wseq) = stamp_as {
-                    q.mark_stores(0, dst, LEN, false, Some(wseq));
-                }
-                writer.publish(q, pos, LEN, Readers::AllOthers);
+                writer.reserve(q, &Waiter::standalone(true), pos, len);
+                writer.publish(q, pos, len, Readers::AllOthers);
             });
             // Not waiting (no delay): the header is there before we look.
             let writer = if delay == 0 {
@@ -1377,28 +1347,32 @@ pub(crate) mod tests {
         // likely when other tests load the cores): some try of up to 64
         // must measure, and its measurement be sane.
         let measured = (1..=64)
-            .map(|op| exchange(op, 10, Some(op), spinning).latency_ns)
+            .map(|op| exchange(op, STAMPED_MIN, 10, true, spinning).latency_ns)
             .find(|&ns| ns > 0);
         assert!(
             measured.is_some_and(|ns| ns < 1_000_000_000),
             "{measured:?}"
         );
-        assert_eq!(
-            exchange(101, 0, Some(101), spinning).latency_ns,
-            0,
-            "no wait"
-        );
-        assert_eq!(
-            exchange(102, 10, Some(102), Waiter::standalone(true)).latency_ns,
-            0,
-            "a yielding wait"
-        );
-        assert_eq!(
-            exchange(103, 10, Some(99), spinning).latency_ns,
-            0,
-            "another's stamp"
-        );
-        // Slot 0 again (op 104): its stamp is an earlier publication's.
-        assert_eq!(exchange(104, 10, None, spinning).latency_ns, 0, "unmarked");
+        let unmeasured = [
+            (101, STAMPED_MIN, 0, true, spinning, "no wait"),
+            (
+                102,
+                F,
+                10,
+                true,
+                Waiter::standalone(true),
+                "a yielding wait",
+            ),
+            (103, STAMPED_MIN - 1, 10, true, spinning, "too short"),
+            // Slot 1 again: its inline bytes hold publication 101's stamp.
+            (105, F, 10, false, spinning, "a writer that does not stamp"),
+        ];
+        for (op, len, delay, stamps, waiter, case) in unmeasured {
+            assert_eq!(
+                exchange(op, len, delay, stamps, waiter).latency_ns,
+                0,
+                "{case}"
+            );
+        }
     }
 }

@@ -83,6 +83,7 @@ use tracing::trace;
 
 use crate::kernels::copy;
 use crate::ompi::params::NontemporalMode;
+use crate::shm::queue::STAMPED_MIN;
 
 /// An ordinary fill slower than this (bytes per ns = GB/s) counts as a sign
 /// of far cores: between the 13–15 and 3.7–4.1 GB/s measured above, nearer
@@ -420,10 +421,6 @@ const HEADERS_LATE_IN_A_ROW: u8 = 4;
 /// first made from the readers' copies, which in larger streams ran into
 /// the memory's bandwidth whatever the placement).
 pub const REPORTED_STREAM_MAX: usize = 256 << 10;
-/// Only fragments of at least this many bytes carry a stamp, and only they
-/// follow the readers' reports: shorter ones are on the latency path, where
-/// a clock read (30 ns) would show.
-pub const STAMPED_MIN: usize = 16 << 10;
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
 pub const REPORTS_KEPT: u64 = 4096;
