@@ -176,12 +176,11 @@ const _: () = assert!(std::mem::size_of::<Stamp>() <= INLINE_BYTES);
 pub const STAMPED_MIN: usize = 16 << 10;
 
 /// Stamps header `h` for publication `wseq`, among the publication's own
-/// stores to that line: the writer takes the line from a reader spinning
-/// on it once, and the reader's next load fetches the header whole.  (The
-/// stamp used to be stored while the fragment was marked, before the
-/// publication; a spinning reader could take the line back in between,
-/// and its header then counted a transfer more.)  Out of line: only large
-/// fragments come here, and the publication stays short for the rest.
+/// stores to that line, so that the stamp and the header travel together
+/// (until 2026-11-27 it was stored earlier, while the fill was marked; the
+/// latencies measured were the same either way, `shm::stores::Reads`).
+/// Out of line: only large fragments come here, and the publication stays
+/// short for the rest.
 #[inline(never)]
 fn stamp(h: &SlotHeader, wseq: u64) {
     let stamp = Stamp {

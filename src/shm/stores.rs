@@ -442,12 +442,11 @@ pub const REPORTS_LOOKED_AT: usize = 4;
 /// the far threshold often enough that writers went non-temporal with the
 /// cores near, and `never` took 0.59-0.94x `auto`'s time.
 ///
-/// What a header's latency is here: the writer's clock just before its
-/// stores to the header line, against the reader's clock once its spin
-/// sees them; the writer must first take the line from the spinning
-/// reader, which must then fetch it back (and while the writer goes on
-/// from its stamp to its publication, the reader's loads may take the
-/// line back in between), so one to a few transfers of the line.  The same
+/// What a header's latency is here: the writer's clock as it begins its
+/// publication's stores to the header line, against the reader's clock once
+/// its spin sees them; the writer must first take the line from the
+/// spinning reader (behind whatever of the fragment's own stores are still
+/// draining), which must then fetch it back.  The same
 /// VM launch (line round trip 90-120 ns near, 420-510 far), np=2, Bcast,
 /// Reduce, Gather, Allgather and Alltoall of 64 and 256 KiB, 1,400-7,000
 /// waited-for headers per process and launch: near (16 launches) 1st /
@@ -458,7 +457,13 @@ pub const REPORTS_LOOKED_AT: usize = 4;
 /// was (7 launches with Allreduce added: 90-120 / 110-140 / 130-200 /
 /// 200-310 ns), so it is the line's, not the wait's.  Hence far from 300
 /// ns, four in a row (near, about one header in ten came that late), and
-/// near below 200 (`NEAR_SHARE`): no far header came under 270.  The two
+/// near below 200 (`NEAR_SHARE`): no far header came under 270.  Until
+/// 2026-11-27 midday the stamp was stored before the publication, and a
+/// spinning reader could take the line back in between; stamping in the
+/// publication did not tighten the tail (alternated launches of the two
+/// builds, near: 90th percentile 200-330 ns over 14 processes against
+/// 180-320 over 10; far, one launch: 10th / 50th / 90th 310 / 370 /
+/// 690-770 ns), so the tail is not that extra transfer.  The two
 /// states may sit elsewhere on other hosts
 /// (`coll_sharm_nontemporal_far_latency`).
 ///
