@@ -425,3 +425,74 @@ fn oversubscribed_alltoall_runs_linear() {
         assert_eq!(out.matches(line).count(), 4, "`{line}`:\n{out}");
     }
 }
+
+/// Lines of `out` that say a Bcast on `np` processes ran `alg`, split into
+/// those on the express lane and the others.
+fn bcast_lines(out: &str, np: usize, alg: &str) -> (usize, usize) {
+    let said = format!("MPI_Bcast on {np} processes runs {alg}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.contains(&said)).collect();
+    let express = lines
+        .iter()
+        .filter(|l| l.contains("(express lane)"))
+        .count();
+    (express, lines.len() - express)
+}
+
+/// A Bcast of up to one fragment (8 KiB by default) skips the route and
+/// the algorithm choice (`dispatch::express`) where nothing else could
+/// decide it: not with a tree forced, a rule for small Bcasts, or a
+/// hierarchy; larger ones take the ordinary path.  rules_check runs two
+/// communicators, so each lane's count is at least 2 per process.
+#[test]
+fn small_bcasts_take_the_express_lane_unless_something_else_decides() {
+    let verbose = ("coll_sharm_verbose", "100");
+    let out = mpirun_sizes(2, &[verbose], &[8, 4096, 8192, 8196, 65536]);
+    let (express, ordinary) = bcast_lines(&out, 2, "Linear");
+    // 3 sizes x 2 communicators x 2 processes on the lane, 2 x 2 x 2 not.
+    assert_eq!((express, ordinary), (12, 8), "{out}");
+    assert!(
+        has(&out, "express lane for Bcasts of up to 8192 bytes"),
+        "{out}"
+    );
+
+    let out = mpirun_sizes(3, &[verbose], &[8, 1024]);
+    assert_eq!(bcast_lines(&out, 3, "Linear"), (12, 0), "{out}");
+
+    let out = mpirun_sizes(
+        2,
+        &[verbose, ("coll_sharm_bcast_algorithm", "knomial")],
+        &[8],
+    );
+    assert_eq!(bcast_lines(&out, 2, "Knomial"), (0, 4), "{out}");
+    assert!(
+        has(&out, "no express lane (Bcast runs a tree here)"),
+        "{out}"
+    );
+
+    let rule = ("coll_sharm_bcast_rules", "np>=2: 4K-8K linear");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert_eq!(bcast_lines(&out, 2, "Linear"), (0, 4), "{out}");
+    assert!(
+        has(&out, "no express lane (a rule speaks for small Bcasts)"),
+        "{out}"
+    );
+
+    // A rule for other process counts leaves the lane open.
+    let rule = ("coll_sharm_bcast_rules", "np>=3: 0- knomial");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert_eq!(bcast_lines(&out, 2, "Linear"), (4, 0), "{out}");
+
+    let out = mpirun_sizes(2, &[verbose, ("coll_sharm_max_message_size", "16")], &[8]);
+    assert!(
+        has(&out, "express lane for Bcasts of up to 16 bytes"),
+        "{out}"
+    );
+    assert_eq!(bcast_lines(&out, 2, "Linear"), (4, 0), "{out}");
+
+    let out = mpirun_sizes(2, &[verbose, ("coll_sharm_hierarchy", "on")], &[8]);
+    assert!(
+        has(&out, "no express lane (the hierarchy decides)"),
+        "{out}"
+    );
+    assert_eq!(bcast_lines(&out, 2, "Linear").0, 0, "{out}");
+}

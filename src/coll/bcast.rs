@@ -16,11 +16,11 @@ use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::Payload;
 use crate::shm::channel::Shared;
-use crate::shm::queue::Readers;
+use crate::shm::queue::{Pos, Readers};
 
 /// Under `auto`, the flat algorithm up to this many processes (and always
 /// when oversubscribed), the k-nomial tree beyond.
-const LINEAR_UP_TO: usize = 8;
+pub const LINEAR_UP_TO: usize = 8;
 
 /// Broadcasts `bytes` bytes of `payload` from `root`; false when single
 /// copy failed (reported).
@@ -71,4 +71,39 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
         }
     }
     true
+}
+
+/// `bcast` of a stream of `bytes` bytes (1 to one slot's `f`) that is one
+/// byte range at `buf`, on the flat tree, for the express lane
+/// (`dispatch::express`), which has already ruled out everything else
+/// `bcast` might choose.
+///
+/// It does exactly what `bcast` does under `Linear` for a stream this
+/// short: one fragment, at `Pos::new(op, 0)` (`Shared::cut` gives a stream
+/// of at most one slot width 1 and span 1), filled by the root for all
+/// others and landed by each of them with the same calls.  So a process on
+/// this lane and one on `bcast` (whose datatype, say, is not one byte
+/// range) meet in the queue.
+///
+/// # Safety
+/// `buf` holds `bytes` bytes: readable at the root, writable elsewhere.
+pub unsafe fn one_fragment(sh: &mut Shared, buf: *mut u8, bytes: usize, root: usize) {
+    debug_assert!((1..=sh.fragment()).contains(&bytes));
+    let pos = Pos::new(sh.next_op(), 0);
+    debug_assert_eq!(sh.cut_untuned(bytes).pos(pos.op, 0), pos);
+    if sh.me == root {
+        let dst = sh.writer.reserve(&sh.queues, &sh.waiter, pos, bytes);
+        // SAFETY: `dst` is our reserved slot of >= `bytes` bytes, `buf`
+        // holds them (contract), and is not in our queue.
+        unsafe { sh.fill(dst, buf, bytes, bytes) };
+        sh.writer
+            .publish(&sh.queues, pos, bytes, Readers::AllOthers);
+    } else {
+        let frag = sh.queues.receive_expecting(&sh.waiter, root, pos, bytes);
+        debug_assert_eq!(frag.len, bytes);
+        // SAFETY: the fragment stays valid until released below; `buf` is
+        // writable for `bytes` bytes (contract).
+        unsafe { sh.land_from(root, &mut Payload::Contiguous(buf), bytes, 0, frag) };
+        sh.queues.release(sh.me, root, frag);
+    }
 }

@@ -2,8 +2,11 @@
 //! (`ompi::call`), take the one decision (`state::CommState::route`), then run
 //! it flat over the communicator's shared-memory channel (`flat`), up and
 //! down its hierarchy (`hierarchical`), or hand it, unchanged, to the
-//! component below sharm.
+//! component below sharm.  Small Bcasts whose route the communicator settled
+//! when its channel was set up skip the decoding and the decision
+//! (`express`).
 
+mod express;
 mod flat;
 mod hierarchical;
 mod state;
@@ -18,6 +21,9 @@ use state::Route;
 /// `call` must be a call Open MPI made on the communicator of `st`, with the
 /// application's (validated) arguments.
 pub unsafe fn collective(st: &mut CommState, module: Module, comm: Comm, call: &Call) -> i32 {
+    if let Some(rc) = express::run(st, call) {
+        return rc;
+    }
     let served = Args::decode(call, st.size, |args| {
         let ok = match st.route(module, comm, args) {
             Route::Done => true,

@@ -15,6 +15,8 @@ use crate::shm::bootstrap::PrevComponent;
 use crate::shm::calibrate;
 use crate::shm::channel::Shared;
 
+use super::express::Express;
+
 enum Status {
     NotYet,
     Ready(Box<Shared>),
@@ -33,6 +35,8 @@ pub struct CommState {
     params: Params,
     status: Status,
     hier: HierStatus,
+    /// Which calls skip the route (`express`), decided with the channel.
+    express: Express,
 }
 
 /// The hierarchical collectives' state of a communicator.
@@ -195,6 +199,7 @@ impl CommState {
                 params,
                 status: Status::NotYet,
                 hier,
+                express: Express::default(),
             },
             params.priority,
         ))
@@ -283,7 +288,10 @@ impl CommState {
                 self.size,
                 &self.label,
             ) {
-                Ok(shared) => Status::Ready(Box::new(shared)),
+                Ok(shared) => {
+                    self.express = Express::decide(&shared, self.hier_wanted(), &self.label);
+                    Status::Ready(Box::new(shared))
+                }
                 Err(why) => {
                     warn!("communicator {}: no shared-memory segment ({why}); its collectives go to the next component", self.label);
                     Status::Unavailable
@@ -328,6 +336,15 @@ impl CommState {
             _ => return false,
         };
         params.allgather != HierAllgather::Auto
+    }
+
+    /// The channel and its express lane, when the lane is open.
+    #[inline]
+    pub fn express(&mut self) -> Option<(&mut Shared, Express)> {
+        match &mut self.status {
+            Status::Ready(shared) if self.express.open() => Some((shared, self.express)),
+            _ => None,
+        }
     }
 
     fn hier_wanted(&self) -> bool {

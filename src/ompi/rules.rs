@@ -129,6 +129,19 @@ impl RawRules {
             })
     }
 
+    /// Whether a rule for `coll` with `p` processes speaks for some size
+    /// from `lo` to `hi` bytes.
+    pub fn covers(&self, coll: Coll, p: usize, lo: u64, hi: u64) -> bool {
+        let n = (self.count as usize).min(MAX_RULES);
+        let p = p as u64;
+        self.entries[..n].iter().any(|r| {
+            r.coll == coll as u8
+                && (r.np_lo as u64..=r.np_hi as u64).contains(&p)
+                && r.lo <= hi
+                && lo <= r.hi
+        })
+    }
+
     /// Whether any rule exists for `coll`.
     pub fn any(&self, coll: Coll) -> bool {
         let n = (self.count as usize).min(MAX_RULES);
@@ -467,6 +480,27 @@ mod tests {
             .iter()
             .map(|(n, _, _)| if *n == op { text.into() } else { String::new() })
             .collect()
+    }
+
+    /// `covers` finds a rule whose sizes overlap the range, for its process
+    /// counts only, and agrees with `lookup` size by size.
+    #[test]
+    fn covers_is_lookup_over_a_range() {
+        let rules = RawRules::compile(&texts("bcast", "np<=4: 100-200 knomial; np>=8: 0- linear"));
+        assert!(rules.covers(Coll::Bcast, 2, 1, 100));
+        assert!(rules.covers(Coll::Bcast, 2, 150, 150));
+        assert!(rules.covers(Coll::Bcast, 2, 200, 8192));
+        assert!(!rules.covers(Coll::Bcast, 2, 1, 99));
+        assert!(!rules.covers(Coll::Bcast, 2, 201, 8192));
+        assert!(!rules.covers(Coll::Bcast, 5, 1, 8192), "no block for np=5");
+        assert!(rules.covers(Coll::Bcast, 8, 1, 1));
+        assert!(!rules.covers(Coll::Reduce, 2, 0, u64::MAX));
+        for p in [2, 5, 8] {
+            for (lo, hi) in [(1, 99), (1, 100), (150, 150), (201, 300)] {
+                let any = (lo..=hi).any(|b| rules.lookup(Coll::Bcast, p, b).is_some());
+                assert_eq!(rules.covers(Coll::Bcast, p, lo, hi), any, "p={p} {lo}-{hi}");
+            }
+        }
     }
 
     /// The built-in texts (src/ompi/built-in-rules.conf) parse, and every

@@ -368,6 +368,16 @@ impl Shared {
         rule.algorithm
     }
 
+    /// Whether a rule (`coll_sharm_<coll>_rules`, or the built-in ones)
+    /// speaks for a call of `coll` of some size from 1 to `most` bytes on
+    /// this channel's processes: such calls take `choose`'s way (the
+    /// express lane asks, `dispatch::express`).
+    pub fn ruled_up_to(&self, coll: Coll, most: usize) -> bool {
+        let most = most as u64;
+        self.rules.covers(coll, self.p, 1, most)
+            || RawRules::built_in().covers(coll, self.p, 1, most)
+    }
+
     /// Says, at verbose >= 100, which algorithm a call finally runs.
     pub fn ran(&self, coll: Coll, alg: Algorithm) {
         trace!("{} on {} processes runs {alg:?}", coll.name(), self.p);
@@ -453,6 +463,12 @@ impl Shared {
         let (s, f) = (self.queues.layout().s, self.fragment());
         let width = self.tuning.1.unwrap_or_else(|| stream_width(bytes, s, f));
         Cut::new(bytes, width, s, f)
+    }
+
+    /// `cut` with no rule's fragment size (checks of the express lane).
+    pub fn cut_untuned(&self, bytes: usize) -> Cut {
+        let (s, f) = (self.queues.layout().s, self.fragment());
+        Cut::new(bytes, stream_width(bytes, s, f), s, f)
     }
 
     /// Publishes the `len` bytes at `src`, one fragment of a stream of
