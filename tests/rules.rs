@@ -426,10 +426,10 @@ fn oversubscribed_alltoall_runs_linear() {
     }
 }
 
-/// Lines of `out` that say a Bcast on `np` processes ran `alg`, split into
-/// those on the express lane and the others.
-fn bcast_lines(out: &str, np: usize, alg: &str) -> (usize, usize) {
-    let said = format!("MPI_Bcast on {np} processes runs {alg}");
+/// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
+/// split into those on the express lane and the others.
+fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
+    let said = format!("{op} on {np} processes runs {alg}");
     let lines: Vec<&str> = out.lines().filter(|l| l.contains(&said)).collect();
     let express = lines
         .iter()
@@ -438,61 +438,95 @@ fn bcast_lines(out: &str, np: usize, alg: &str) -> (usize, usize) {
     (express, lines.len() - express)
 }
 
-/// A Bcast of up to one fragment (8 KiB by default) skips the route and
-/// the algorithm choice (`dispatch::express`) where nothing else could
-/// decide it: not with a tree forced, a rule for small Bcasts, or a
-/// hierarchy; larger ones take the ordinary path.  rules_check runs two
-/// communicators, so each lane's count is at least 2 per process.
+/// A Bcast or Reduce of up to one fragment (8 KiB by default) skips the
+/// route and the algorithm choice (`dispatch::express`) where nothing else
+/// could decide it: not with a tree forced, a rule for its small calls, or
+/// a hierarchy; larger ones take the ordinary path.  rules_check runs each
+/// size on two communicators, so each count below is sizes x 2 x np.
 #[test]
-fn small_bcasts_take_the_express_lane_unless_something_else_decides() {
+fn small_bcasts_and_reduces_take_the_express_lane_unless_something_else_decides() {
     let verbose = ("coll_sharm_verbose", "100");
     let out = mpirun_sizes(2, &[verbose], &[8, 4096, 8192, 8196, 65536]);
-    let (express, ordinary) = bcast_lines(&out, 2, "Linear");
-    // 3 sizes x 2 communicators x 2 processes on the lane, 2 x 2 x 2 not.
-    assert_eq!((express, ordinary), (12, 8), "{out}");
-    assert!(
-        has(&out, "express lane for Bcasts of up to 8192 bytes"),
-        "{out}"
-    );
+    // 3 sizes on the lane; 8196 and 65536 bytes not (65536 may go by
+    // single copy, which says no tree).
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear").0, 12, "{out}");
+    assert!(lane_lines(&out, "MPI_Bcast", 2, "Linear").1 >= 4, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear").0, 12, "{out}");
+    assert!(lane_lines(&out, "MPI_Reduce", 2, "Linear").1 >= 4, "{out}");
+    for op in ["MPI_Bcast", "MPI_Reduce"] {
+        assert!(
+            has(&out, &format!("express lane for {op} of up to 8192 bytes")),
+            "{out}"
+        );
+    }
+    // Allreduce has no lane.
+    assert_eq!(lane_lines(&out, "MPI_Allreduce", 2, "").0, 0, "{out}");
 
     let out = mpirun_sizes(3, &[verbose], &[8, 1024]);
-    assert_eq!(bcast_lines(&out, 3, "Linear"), (12, 0), "{out}");
-
-    let out = mpirun_sizes(
-        2,
-        &[verbose, ("coll_sharm_bcast_algorithm", "knomial")],
-        &[8],
-    );
-    assert_eq!(bcast_lines(&out, 2, "Knomial"), (0, 4), "{out}");
-    assert!(
-        has(&out, "no express lane (Bcast runs a tree here)"),
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 3, "Linear"), (12, 0), "{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Reduce", 3, "Linear"),
+        (12, 0),
         "{out}"
     );
 
+    let knomial = [
+        verbose,
+        ("coll_sharm_bcast_algorithm", "knomial"),
+        ("coll_sharm_reduce_algorithm", "knomial"),
+    ];
+    let out = mpirun_sizes(2, &knomial, &[8]);
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Knomial"), (0, 4), "{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Reduce", 2, "Knomial"),
+        (0, 4),
+        "{out}"
+    );
+    assert!(
+        has(&out, "no express lane for MPI_Bcast (it runs a tree here)"),
+        "{out}"
+    );
+    assert!(
+        has(&out, "no express lane for MPI_Reduce (it runs a tree here)"),
+        "{out}"
+    );
+
+    // A rule for sizes the lane takes shuts it for that operation only.
     let rule = ("coll_sharm_bcast_rules", "np>=2: 4K-8K linear");
     let out = mpirun_sizes(2, &[verbose, rule], &[8]);
-    assert_eq!(bcast_lines(&out, 2, "Linear"), (0, 4), "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear"), (0, 4), "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear"), (4, 0), "{out}");
     assert!(
-        has(&out, "no express lane (a rule speaks for small Bcasts)"),
+        has(
+            &out,
+            "no express lane for MPI_Bcast (a rule speaks for its small calls)"
+        ),
         "{out}"
     );
+    let rule = ("coll_sharm_reduce_rules", "np>=2: 0-64 linear");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear"), (0, 4), "{out}");
 
     // A rule for other process counts leaves the lane open.
     let rule = ("coll_sharm_bcast_rules", "np>=3: 0- knomial");
     let out = mpirun_sizes(2, &[verbose, rule], &[8]);
-    assert_eq!(bcast_lines(&out, 2, "Linear"), (4, 0), "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear"), (4, 0), "{out}");
 
     let out = mpirun_sizes(2, &[verbose, ("coll_sharm_max_message_size", "16")], &[8]);
     assert!(
-        has(&out, "express lane for Bcasts of up to 16 bytes"),
+        has(&out, "express lane for MPI_Bcast of up to 16 bytes"),
         "{out}"
     );
-    assert_eq!(bcast_lines(&out, 2, "Linear"), (4, 0), "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear"), (4, 0), "{out}");
 
     let out = mpirun_sizes(2, &[verbose, ("coll_sharm_hierarchy", "on")], &[8]);
     assert!(
-        has(&out, "no express lane (the hierarchy decides)"),
+        has(
+            &out,
+            "no express lane for MPI_Bcast (the hierarchy decides)"
+        ),
         "{out}"
     );
-    assert_eq!(bcast_lines(&out, 2, "Linear").0, 0, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear").0, 0, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear").0, 0, "{out}");
 }

@@ -55,6 +55,13 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
     }
     let alg = sh.tree_algorithm(chosen, LINEAR_UP_TO);
     sh.ran(Coll::Reduce, alg);
+    tree(sh, red, alg, root);
+    true
+}
+
+/// `reduce` on the tree of `alg`, once chosen (the express lane comes
+/// here straight, `dispatch::express`, after `Shared::untuned`).
+pub fn tree(sh: &mut Shared, red: &Reduction, alg: Algorithm, root: usize) {
     let tree_root = if red.commutative { root } else { 0 };
     let sink = if tree_root == root {
         Sink::ReceiveBuffer
@@ -62,7 +69,6 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
         Sink::Forward(root)
     };
     walk(sh, red, alg, tree_root, sink);
-    true
 }
 
 pub(crate) fn walk(sh: &mut Shared, red: &Reduction, alg: Algorithm, tree_root: usize, sink: Sink) {

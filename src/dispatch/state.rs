@@ -340,9 +340,9 @@ impl CommState {
 
     /// The channel and its express lane, when the lane is open.
     #[inline]
-    pub fn express(&mut self) -> Option<(&mut Shared, Express)> {
+    pub fn express(&mut self) -> Option<(&mut Shared, &mut Express)> {
         match &mut self.status {
-            Status::Ready(shared) if self.express.open() => Some((shared, self.express)),
+            Status::Ready(shared) if self.express.open() => Some((shared, &mut self.express)),
             _ => None,
         }
     }

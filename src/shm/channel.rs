@@ -325,7 +325,7 @@ impl Shared {
     /// `tree_links` and `cut` use until the next `choose`; every served
     /// operation calls it first.
     pub fn choose(&mut self, coll: Coll, bytes: Option<usize>) -> Algorithm {
-        self.tuning = (self.params.radix, None);
+        self.untuned();
         let forced = self.params.algorithm(coll);
         if forced != Algorithm::Auto {
             return forced;
@@ -376,6 +376,13 @@ impl Shared {
         let most = most as u64;
         self.rules.covers(coll, self.p, 1, most)
             || RawRules::built_in().covers(coll, self.p, 1, most)
+    }
+
+    /// Sets the radix and fragment width of a call no rule speaks for (the
+    /// last call's would otherwise stay for `cut` and `tree_links`).
+    #[inline]
+    pub fn untuned(&mut self) {
+        self.tuning = (self.params.radix, None);
     }
 
     /// Says, at verbose >= 100, which algorithm a call finally runs.
