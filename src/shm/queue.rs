@@ -213,7 +213,8 @@ pub struct AckLine {
     consumed: AtomicU64,
     /// Advisory, for the queue's owner: the `wseq` of the latest header
     /// that reached this reader late enough to take the writer's core for
-    /// a far one (`shm::stores::Reads`), 0 once headers came early again.  Relaxed both ways: nothing is read on its strength but the
+    /// a far one (`shm::stores::Reads`), 0 once headers came early again.
+    /// Relaxed both ways: nothing is read on its strength but the
     /// writer's choice of stores, which is right either way.
     far_at: AtomicU64,
 }
