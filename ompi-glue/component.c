@@ -530,11 +530,12 @@ static int sharm_register(void)
                                         &stores);
         register_int("nontemporal",
                      "How a stream of at least coll_sharm_nontemporal_min_size bytes is written "
-                     "into the shared-memory queues: auto (non-temporal stores while this "
-                     "process's ordinary copies into its queue run slowly, or its readers see "
-                     "its fragments' headers arrive late (coll_sharm_nontemporal_far_latency), "
-                     "both signs that the readers' cores are far from its own; rechecked as it "
-                     "goes), never "
+                     "into the shared-memory queues: auto (non-temporal stores while its "
+                     "readers see its fragments' headers arrive late "
+                     "(coll_sharm_nontemporal_far_latency), for streams up to 256 KiB, or "
+                     "while this process's ordinary copies into its queue run slowly, for "
+                     "longer streams and on a crowded node: both signs that the readers' "
+                     "cores are far from its own; rechecked as it goes), never "
                      "(ordinary stores), always (non-temporal stores: readers fetch from memory, "
                      "not from the writer's cache), fills (as auto, but from the writer's own "
                      "fills alone: its readers are not asked)",

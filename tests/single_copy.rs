@@ -204,6 +204,23 @@ fn nontemporal_auto_readers_report_late_headers() {
     }
 }
 
+/// Under `auto`, streams too short for every fragment to carry a stamp
+/// (8 KiB Bcasts, one fragment each) follow the readers' reports too: one
+/// short fragment in four is stamped, the readers time them, and each
+/// writer heeds the reports (verbose 100) though it never fills a stamped
+/// fragment.  Every header counts as late (as above), so both processes
+/// must heed; short stamps, their timing, or a writer that reads the
+/// reports only for long fragments fails the test.
+#[test]
+fn nontemporal_auto_short_streams_follow_the_readers() {
+    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["bcasts=2048"]);
+    assert_every_process_takes(&out, 2, "Auto");
+    for rank in [0, 1] {
+        let heeded = format!("queue stores of process {rank}: {WRITER_HEEDS}");
+        assert!(out.contains(&heeded), "process {rank} heeds:\n{out}");
+    }
+}
+
 /// A negative `coll_sharm_nontemporal_far_latency` is no latency: it is
 /// reported (a warning, printed at any verbosity), the default takes its
 /// place, and every value still arrives.

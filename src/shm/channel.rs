@@ -256,7 +256,7 @@ impl Shared {
             segment,
             queues,
             // Stamps only for readers that heed them (`Reads`).
-            writer: Writer::new(me, layout.s, p, stores.stamps()),
+            writer: Writer::new(me, layout.s, p, stores.stamp_from()),
             waiter,
             me,
             p,

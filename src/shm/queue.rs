@@ -171,9 +171,20 @@ const STAMP_TAG: u64 = 0x9e37_79b9_7f4a_7c15;
 
 const _: () = assert!(std::mem::size_of::<Stamp>() <= INLINE_BYTES);
 
-/// Only fragments of at least this many bytes carry a stamp: shorter ones
-/// are on the latency path, where a clock read (30 ns) would show.
+/// Fragments of at least this many bytes each carry a stamp (from a
+/// stamping writer, `Writer::new`).
 pub const STAMPED_MIN: usize = 16 << 10;
+/// Shorter fragments, from this many bytes (or the writer's `stamp_from`),
+/// carry one in `SHORT_STAMP_EVERY`: they are on the latency path, where a
+/// clock read on either side (30 ns each) would show in every call, and
+/// shorter ones still are too short to be written non-temporally (the
+/// default `coll_sharm_nontemporal_min_size`; below this a fill took too
+/// short a time for the writer's own timings too, `stores::TIMED_MIN`).
+pub const SHORT_STAMPED_MIN: usize = 4 << 10;
+/// One short stamped fragment in this many carries a stamp (as one
+/// writer's fill in four was timed when the writer judged short streams by
+/// itself, `stores::SAMPLE_EVERY`).
+pub const SHORT_STAMP_EVERY: u32 = 4;
 
 /// Stamps header `h` for publication `wseq`, among the publication's own
 /// stores to that line, so that the stamp and the header travel together
@@ -610,7 +621,7 @@ impl Queues {
         // at that moment, would time its own lateness (those samples put a
         // near pair's 90th percentile at up to 540 ns), and a yielding
         // wait times the scheduler.
-        if frag.len >= STAMPED_MIN && arrival == Arrival::Spinning && !waiter.yield_early {
+        if frag.len >= SHORT_STAMPED_MIN && arrival == Arrival::Spinning && !waiter.yield_early {
             frag.latency_ns = self.latency_ns(w, k, frag.wseq);
         }
         frag
@@ -705,8 +716,12 @@ pub struct Writer {
     me: usize,
     next_wseq: u64,
     pending: Vec<Pending>,
-    /// Whether fragments of `STAMPED_MIN` bytes or more carry a [`Stamp`].
-    stamps: bool,
+    /// Fragments of this many bytes or more carry a [`Stamp`] (the short
+    /// ones, below [`STAMPED_MIN`], one in [`SHORT_STAMP_EVERY`]);
+    /// `usize::MAX`: none does.
+    stamp_from: usize,
+    /// Short fragments published since the last one stamped.
+    short_unstamped: u32,
     /// Last acknowledgement seen from each reader: acks only grow, so a slot
     /// whose readers are known to be past it needs no shared-memory read
     /// (the reader's ack line stays in its cache instead of bouncing).
@@ -720,13 +735,15 @@ pub struct Writer {
 }
 
 impl Writer {
-    /// The writer of queue `me`; with `stamps`, it stamps each fragment of
-    /// [`STAMPED_MIN`] bytes or more as it publishes it ([`Stamp`]; only
-    /// readers under `coll_sharm_nontemporal auto` heed them).
-    pub fn new(me: usize, slots: usize, processes: usize, stamps: bool) -> Writer {
+    /// The writer of queue `me`; with `stamp_from`, it stamps fragments of
+    /// that many bytes or more as it publishes them ([`Stamp`]: each from
+    /// [`STAMPED_MIN`] on, one in [`SHORT_STAMP_EVERY`] below; only readers
+    /// under `coll_sharm_nontemporal auto` heed them).
+    pub fn new(me: usize, slots: usize, processes: usize, stamp_from: Option<usize>) -> Writer {
         Writer {
             me,
-            stamps,
+            stamp_from: stamp_from.unwrap_or(usize::MAX),
+            short_unstamped: 0,
             next_wseq: 1,
             pending: vec![Pending::default(); slots],
             seen: vec![0; processes],
@@ -807,6 +824,20 @@ impl Writer {
         }
     }
 
+    /// Whether a fragment of `len` bytes (at least `stamp_from`) takes a
+    /// stamp: each from `STAMPED_MIN` on, one in `SHORT_STAMP_EVERY` below.
+    fn stamp_due(&mut self, len: usize) -> bool {
+        if len >= STAMPED_MIN {
+            return true;
+        }
+        self.short_unstamped += 1;
+        if self.short_unstamped < SHORT_STAMP_EVERY {
+            return false;
+        }
+        self.short_unstamped = 0;
+        true
+    }
+
     /// Makes the `len` bytes written at the reserved place visible to `readers`.
     pub fn publish(&mut self, q: &Queues, pos: Pos, len: usize, readers: Readers<'_>) {
         self.publish_carrying(q, pos, len, readers, len);
@@ -841,7 +872,7 @@ impl Writer {
             }
         }
         let h = q.header(self.me, k);
-        if self.stamps && len >= STAMPED_MIN {
+        if len >= self.stamp_from && self.stamp_due(len) {
             stamp(h, wseq);
         }
         h.len.store(len as u32, Ordering::Relaxed);
@@ -915,7 +946,7 @@ pub(crate) mod tests {
                 std::thread::spawn(move || {
                     let q = &seg.queues;
                     let waiter = Waiter::standalone(true);
-                    let mut writer = Writer::new(me, s, p, false);
+                    let mut writer = Writer::new(me, s, p, None);
                     for &(op, frags, len) in ops.iter() {
                         let root = (op as usize) % p;
                         for i in 0..frags {
@@ -957,7 +988,7 @@ pub(crate) mod tests {
                 std::thread::spawn(move || {
                     let q = &seg.queues;
                     let waiter = Waiter::standalone(true);
-                    let mut writer = Writer::new(me, s, p, false);
+                    let mut writer = Writer::new(me, s, p, None);
                     let mut op = 0;
                     for round in 0..200usize {
                         op += 1;
@@ -1070,7 +1101,7 @@ pub(crate) mod tests {
             })
         };
         let (q, waiter) = (&seg.queues, Waiter::standalone(true));
-        let mut writer = Writer::new(0, s, p, false);
+        let mut writer = Writer::new(0, s, p, None);
         let mut send = |op: u64, readers: Readers<'_>| {
             let pos = Pos::new(op, 0);
             let dst = writer.reserve(q, &waiter, pos, 8);
@@ -1302,7 +1333,7 @@ pub(crate) mod tests {
 
     /// A reader that was spinning on a stamped header when it came learns
     /// how long it took; one that did not wait, one that yields, a fragment
-    /// too short to be stamped, and a slot whose writer does not stamp
+    /// too short to be stamped (`SHORT_STAMPED_MIN`), and a slot whose writer does not stamp
     /// (its inline bytes another publication's stamp) give no latency.
     #[test]
     fn stamped_headers_give_their_latency_to_waiting_readers() {
@@ -1316,7 +1347,7 @@ pub(crate) mod tests {
             let seg2 = Arc::clone(&seg);
             let writer = std::thread::spawn(move || {
                 let q = &seg2.queues;
-                let mut writer = Writer::new(0, 4, 2, stamps);
+                let mut writer = Writer::new(0, 4, 2, stamps.then_some(SHORT_STAMPED_MIN));
                 // Earlier publications, so that this one is numbered `op`.
                 writer.next_wseq = op;
                 let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
@@ -1363,7 +1394,7 @@ pub(crate) mod tests {
                 Waiter::standalone(true),
                 "a yielding wait",
             ),
-            (103, STAMPED_MIN - 1, 10, true, spinning, "too short"),
+            (103, SHORT_STAMPED_MIN - 1, 10, true, spinning, "too short"),
             // Slot 1 again: its inline bytes hold publication 101's stamp.
             (105, F, 10, false, spinning, "a writer that does not stamp"),
         ];
@@ -1374,5 +1405,53 @@ pub(crate) mod tests {
                 "{case}"
             );
         }
+    }
+    /// A stamping writer stamps every fragment from `STAMPED_MIN` on, one
+    /// short fragment in `SHORT_STAMP_EVERY` from its `stamp_from` on, and
+    /// none shorter; a writer that does not stamp, none.
+    #[test]
+    fn short_fragments_carry_one_stamp_in_every_few() {
+        let seg = TestSegment::new(Layout::new(2, 32, 2 * STAMPED_MIN).unwrap());
+        let q = &seg.queues;
+        let waiter = Waiter::standalone(true);
+        // Which of `lens` (published as ops 1, 2, ... in distinct slots,
+        // numbered from `wseq0` so that no earlier writer's stamp matches)
+        // carry a stamp of their publication.
+        let stamped = |wseq0: u64, stamp_from: Option<usize>, lens: &[usize]| -> Vec<bool> {
+            let mut writer = Writer::new(0, 32, 2, stamp_from);
+            writer.next_wseq = wseq0;
+            let out = lens
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| {
+                    let pos = Pos::new(1 + i as u64, 0);
+                    writer.reserve(q, &waiter, pos, len);
+                    writer.publish(q, pos, len, Readers::AllOthers);
+                    let (k, _) = q.place(pos);
+                    q.latency_ns(0, k, wseq0 + i as u64) != 0
+                })
+                .collect();
+            // Every slot read and released, for the next writer.
+            for i in 0..lens.len() {
+                let frag = q.receive(&waiter, 0, Pos::new(1 + i as u64, 0));
+                q.release(1, 0, frag);
+            }
+            out
+        };
+        let (long, short, shorter) = (STAMPED_MIN, 8 << 10, SHORT_STAMPED_MIN - 1);
+        let lens = [
+            long, short, short, shorter, short, short, long, short, short,
+        ];
+        assert_eq!(
+            stamped(1, Some(SHORT_STAMPED_MIN), &lens),
+            [true, false, false, false, false, true, true, false, false],
+            "the fourth short one, and each long one"
+        );
+        assert_eq!(
+            stamped(100, Some(STAMPED_MIN), &lens),
+            [true, false, false, false, false, false, true, false, false],
+            "short ones below stamp_from"
+        );
+        assert!(stamped(200, None, &lens).iter().all(|&s| !s), "no stamps");
     }
 }

@@ -40,8 +40,10 @@
 //! The readers' side (`Reads`): with rings of twice the L2 a writer's fills
 //! often no longer meet the reader's copies of a slot, so from 2026-11-25
 //! the readers judge the placement too and report a far writer in their ack
-//! line; a writer heeds the reports for fragments of at least 16 KiB of
-//! streams up to 256 KiB, its own timings for the rest.  The readers first
+//! line; a writer heeds the reports for streams up to 256 KiB, its own
+//! timings for the rest (and, on a crowded node, where readers yield
+//! instead of spinning and so time no header, for every stream).  The
+//! readers first
 //! timed their copies.  np=2, 24 launches each (21 with the cores near, 3
 //! far): near the same within noise; far Allgather 64/256 KiB 14.6/59.8 ->
 //! 8.1/31.6 us, Allreduce 256 KiB 87.5 -> 27.8, Alltoall 64/256 KiB
@@ -72,6 +74,21 @@
 //! took 0.93x `auto`'s time near and 1.12x far in the median cell, where
 //! it had taken 0.90x near against the copy-timing readers.
 //!
+//! Short streams (4-16 KiB) followed the writer's own timings until
+//! 2026-11-27 afternoon, since their fragments were too short for a stamp:
+//! in that VM launch's slow-memory state (memcpy of 64 MiB at 3.6-5.2
+//! GB/s) a near writer's 4-16 KiB fills ran below 5.5 GB/s often enough to
+//! send them non-temporal with the cores near, where that cost up to 2.3x
+//! (`coll_sharm_nontemporal_min_size 65536` against the default, near:
+//! Bcast 4 KiB 1.21 -> 0.52 us, `docs/benchmark/2026-11-27-v-nontemporal-min`).
+//! Now one short fragment in four carries a stamp (`queue::SHORT_STAMP_EVERY`,
+//! the share of fills the writer used to time), and the readers' reports
+//! speak for every stream up to 256 KiB.  Alternated launches against the
+//! old rule, same VM launch (`docs/benchmark/2026-11-27-w-short-streams`),
+//! new/old in the median 4-16 KiB cell: near 0.95 and 0.89 (5 and 1-2
+//! launches each), far 1.02 (3 each), launches whose placement flipped
+//! 0.66; 64-256 KiB near 1.00-1.02, far 0.94.
+//!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
 //! borrowed.
@@ -83,7 +100,7 @@ use tracing::trace;
 
 use crate::kernels::copy;
 use crate::ompi::params::NontemporalMode;
-use crate::shm::queue::STAMPED_MIN;
+use crate::shm::queue::{SHORT_STAMPED_MIN, STAMPED_MIN};
 
 /// An ordinary fill slower than this (bytes per ns = GB/s) counts as a sign
 /// of far cores: between the 13–15 and 3.7–4.1 GB/s measured above, nearer
@@ -136,6 +153,14 @@ const RECHECK_EVERY: u32 = 32;
 /// / 739 us without / with the interval in one set of 6 launches, 754 /
 /// 1069 in another of 5.)
 const RECHECK_INTERVAL: Duration = Duration::from_millis(2);
+/// Calls whose streams' fragments are all short (below `STAMPED_MIN`)
+/// read the readers' reports once in this many.  The reports sit in the
+/// readers' ack lines, which they write at every release: a look per call
+/// would pull a line across the cores in every 4-16 KiB call (~100 ns near,
+/// against 0.4-1.5 us for the call); and those reports change no faster,
+/// since a reader reports after `HEADERS_LATE_IN_A_ROW` late headers and
+/// only one short fragment in `queue::SHORT_STAMP_EVERY` carries a stamp.
+const SHORT_CALLS_PER_READ: u32 = 16;
 /// Slow samples in a row before switching to non-temporal stores (one slow
 /// sample may be a preemption or an interrupt).
 const SLOW_IN_A_ROW: u8 = 2;
@@ -229,10 +254,16 @@ pub struct Stores {
     last_timed: Cell<Option<Instant>>,
     /// The first non-temporal fill under `always` was said (verbose 100).
     said: Cell<bool>,
+    /// The readers' reports alone decide for streams up to
+    /// `REPORTED_STREAM_MAX` (`auto` on a node that is not crowded, where
+    /// readers spin and so time headers).
+    readers_judge: bool,
     /// No fill the readers' reports speak for yet in this call: the
-    /// reports are read at the next one.
+    /// reports may be read at the next one.
     fresh: Cell<bool>,
-    /// A reader of this queue reported late headers (read once per call).
+    /// Calls whose fills the reports spoke for since they were last read.
+    calls_unread: Cell<u32>,
+    /// A reader of this queue reported late headers (as last read).
     readers_far: Cell<bool>,
 }
 
@@ -254,7 +285,9 @@ impl Stores {
             since: Cell::new(0),
             last_timed: Cell::new(None),
             said: Cell::new(false),
+            readers_judge: mode == NontemporalMode::Auto && !crowded,
             fresh: Cell::new(true),
+            calls_unread: Cell::new(0),
             readers_far: Cell::new(false),
         }
     }
@@ -265,23 +298,33 @@ impl Stores {
         self.fresh.set(true);
     }
 
-    /// Whether eligible fills use non-temporal stores now (for the tests:
-    /// `fill` decides by itself).
+    /// Whether eligible fills of a stream of `stream_bytes` bytes use
+    /// non-temporal stores now (for the tests: `fill` decides by itself).
     #[cfg(test)]
-    pub fn far(&self) -> bool {
+    pub fn far(&self, stream_bytes: usize) -> bool {
         match self.mode {
-            NontemporalMode::Auto => self.verdict.get().far || self.readers_far.get(),
-            NontemporalMode::Fills => self.verdict.get().far,
+            _ if self.judged(stream_bytes) => self.readers_far.get(),
+            NontemporalMode::Auto | NontemporalMode::Fills => self.verdict.get().far,
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
         }
     }
 
-    /// Whether our fragments of `STAMPED_MIN` bytes or more carry a stamp
-    /// for the readers (under `auto` only: nothing else heeds them).
+    /// From how many bytes on our fragments carry a stamp for the readers
+    /// (`queue::Writer::new`); None: they carry none (nothing but `auto`
+    /// heeds them).  Short fragments are stamped from the size non-temporal
+    /// stores start at (`min`), but not below `SHORT_STAMPED_MIN`; from
+    /// `STAMPED_MIN` on, every fragment is, whatever `min` says, since it
+    /// may belong to a longer stream.
+    pub fn stamp_from(&self) -> Option<usize> {
+        (self.mode == NontemporalMode::Auto).then(|| self.min.clamp(SHORT_STAMPED_MIN, STAMPED_MIN))
+    }
+
+    /// Whether the readers' reports alone decide the stores of a stream of
+    /// `stream_bytes` bytes.
     #[inline]
-    pub fn stamps(&self) -> bool {
-        self.mode == NontemporalMode::Auto
+    fn judged(&self, stream_bytes: usize) -> bool {
+        self.readers_judge && stream_bytes <= REPORTED_STREAM_MAX
     }
 
     /// Whether fragments of a stream of `stream_bytes` bytes may be written
@@ -344,28 +387,32 @@ impl Stores {
             nontemporal();
             return true;
         }
-        // Under `auto` the readers' reports speak for stamped fragments of
-        // streams up to `REPORTED_STREAM_MAX`; the rest, and under `fills`
-        // every fragment, follow this writer's own timings.
-        let judged = self.mode == NontemporalMode::Auto
-            && len >= STAMPED_MIN
-            && stream_bytes <= REPORTED_STREAM_MAX;
-        if judged && self.fresh.replace(false) {
-            let far = readers_far();
-            if far != self.readers_far.replace(far) {
-                trace!(
-                    "queue stores of process {}: {}",
-                    self.me,
-                    if far {
-                        "a reader's headers came late: non-temporal from now on"
-                    } else {
-                        "the readers' headers come early again"
-                    }
-                );
+        // Under `auto` on a node that is not crowded, the readers' reports
+        // alone decide for streams up to `REPORTED_STREAM_MAX`: they are
+        // read at the call's first such fill (of a short fragment, one
+        // call in `SHORT_CALLS_PER_READ`).
+        if self.judged(stream_bytes) {
+            if self.fresh.replace(false) {
+                let unread = self.calls_unread.get() + 1;
+                if len >= STAMPED_MIN || unread >= SHORT_CALLS_PER_READ {
+                    self.calls_unread.set(0);
+                    self.read_reports(readers_far());
+                } else {
+                    self.calls_unread.set(unread);
+                }
             }
+            let far = self.readers_far.get();
+            if far {
+                nontemporal();
+            } else {
+                ordinary();
+            }
+            return far;
         }
+        // The rest (and under `fills` every fragment) follow this writer's
+        // own timings.
         let verdict = self.verdict.get();
-        let far = verdict.far || (judged && self.readers_far.get());
+        let far = verdict.far;
         let since = self.since.get() + 1;
         let every = if far { RECHECK_EVERY } else { SAMPLE_EVERY };
         if since < every || len < TIMED_MIN || (far && !self.recheck_due()) {
@@ -401,6 +448,22 @@ impl Stores {
         }
         self.verdict.set(next);
         false
+    }
+
+    /// Takes the readers' reports as read (`far`: one of them reported
+    /// late headers lately).
+    fn read_reports(&self, far: bool) {
+        if far != self.readers_far.replace(far) {
+            trace!(
+                "queue stores of process {}: {}",
+                self.me,
+                if far {
+                    "a reader's headers came late: non-temporal from now on"
+                } else {
+                    "the readers' headers come early again"
+                }
+            );
+        }
     }
 }
 
@@ -596,7 +659,9 @@ mod tests {
                     assert_eq!(&dst[..len], &src[..len], "{mode:?} {len}");
                 }
             }
-            assert_eq!(stores.far(), mode == NontemporalMode::Always);
+            for stream in [16 << 10, 1 << 20] {
+                assert_eq!(stores.far(stream), mode == NontemporalMode::Always);
+            }
         }
     }
 
@@ -695,10 +760,11 @@ mod tests {
         }
     }
 
-    /// Reports make the fragments they speak for non-temporal (asked once per
-    /// call), and leave the others to the writer's own timings.
+    /// Under `auto`, the readers' reports alone decide for every fragment
+    /// of streams up to `REPORTED_STREAM_MAX`, short ones included (asked
+    /// once per call); the writer's own timings for longer streams.
     #[test]
-    fn readers_reports_steer_the_fragments_they_judge() {
+    fn readers_reports_steer_the_streams_they_judge() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
@@ -713,16 +779,73 @@ mod tests {
         };
         assert!(fill(32 << 10, 256 << 10), "judged: non-temporal");
         assert!(fill(32 << 10, 256 << 10));
-        assert!(!fill(8 << 10, 16 << 10), "unstamped fragments");
+        assert!(fill(4 << 10, 8 << 10), "short fragments too");
         assert!(
             !fill(32 << 10, 1 << 20),
             "streams the reports do not speak for"
         );
         assert_eq!(asked.get(), 1, "once per call");
+        // Far by its own timings: that no longer decides judged streams.
+        stores.verdict.set(Verdict { far: true, slow: 0 });
         stores.new_call();
         let nontemporal =
             unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, K64 * 2, || false) };
-        assert!(!nontemporal, "withdrawn reports, fast fills: ordinary");
+        assert!(!nontemporal, "withdrawn reports: ordinary");
+        assert!(stores.far(1 << 20), "its own verdict for longer streams");
+    }
+
+    /// Calls of short fragments only read the reports one call in
+    /// `SHORT_CALLS_PER_READ` (each look may pull a reader's ack line
+    /// across); a call with a long fragment reads them at once.
+    #[test]
+    fn short_calls_read_the_reports_now_and_then() {
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
+        let asked = Cell::new(0);
+        let mut call = |len: usize| {
+            stores.new_call();
+            // SAFETY: both vectors hold `len` bytes.
+            unsafe {
+                stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), len, len, || {
+                    asked.set(asked.get() + 1);
+                    true
+                })
+            }
+        };
+        let short = 8 << 10;
+        let until_read = (1..=SHORT_CALLS_PER_READ)
+            .map(|_| call(short))
+            .position(|nontemporal| nontemporal);
+        assert_eq!(until_read, Some(SHORT_CALLS_PER_READ as usize - 1));
+        assert_eq!(asked.get(), 1);
+        assert!(call(short), "the reports as last read");
+        assert_eq!(asked.get(), 1);
+        assert!(call(STAMPED_MIN));
+        assert_eq!(asked.get(), 2, "a long fragment reads them at once");
+    }
+
+    /// On a crowded node the readers yield instead of spinning and time no
+    /// header: the writer's own timings decide every stream, and the
+    /// readers are not asked.
+    #[test]
+    fn crowded_writers_judge_by_their_own_fills() {
+        let (stores, fill) = far_stores(true);
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        // SAFETY: both vectors hold 8 KiB.
+        let nontemporal = unsafe {
+            stores.fill(
+                dst.as_mut_ptr(),
+                None,
+                src.as_ptr(),
+                8 << 10,
+                8 << 10,
+                || unreachable!("asked"),
+            )
+        };
+        assert!(nontemporal, "far by its own fills");
+        assert!(fill(&stores));
     }
 
     /// Under `fills` no fill asks the readers, and their reports, were any
@@ -761,7 +884,7 @@ mod tests {
         assert_eq!(asked.get(), 0, "the readers are never asked");
         // Its own slow fills still turn it far.
         stores.verdict.set(Verdict { far: true, slow: 0 });
-        assert!(stores.far());
+        assert!(stores.far(256 << 10));
         assert!(fill(&stores), "far by its own fills: non-temporal");
         assert_eq!(asked.get(), 0, "not even then");
     }

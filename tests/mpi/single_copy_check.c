@@ -500,7 +500,7 @@ int main(int argc, char **argv)
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
-                        "[undumpable|landing=N|reductions=N|allreduce=N]\n");
+                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -537,6 +537,13 @@ int main(int argc, char **argv)
     }
     if (reductions > 0) {
         test_reductions(reductions, 1);
+        goto done;
+    }
+    /* "bcasts=N": only Bcasts of N ints, 256 from each root (enough calls
+     * for readers' reports about short streams to reach their writers). */
+    if (argc > 2 && strncmp(argv[2], "bcasts=", 7) == 0) {
+        for (int round = 0; round < 256; round++)
+            test_bcast(atoi(argv[2] + 7), 0);
         goto done;
     }
     const int big = 70001, small = 100; /* ints: 280 KB (several chunks), 400 B */
