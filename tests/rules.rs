@@ -438,13 +438,18 @@ fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
     (express, lines.len() - express)
 }
 
-/// A Bcast or Reduce of up to one fragment (8 KiB by default) skips the
-/// route and the algorithm choice (`dispatch::express`) where nothing else
-/// could decide it: not with a tree forced, a rule for its small calls, or
-/// a hierarchy; larger ones take the ordinary path.  rules_check runs each
-/// size on two communicators, so each count below is sizes x 2 x np.
+/// A Bcast or Reduce of up to one fragment (8 KiB by default), and an
+/// Allreduce of as many bytes up to where `auto` runs the `allgather`
+/// Allreduce (2 KiB beyond two processes), skip the route and the
+/// algorithm choice (`dispatch::express`) where nothing else could decide
+/// them: not with a tree or an algorithm forced, a rule for their small
+/// calls, or a hierarchy; larger ones take the ordinary path.  rules_check
+/// runs each size on two communicators, so each count below is sizes x 2
+/// x np.  Allreduce is its first call on each communicator, which sets up
+/// the channel and so takes the ordinary path (2 x np lines off the lane);
+/// its last call, 4 bytes on the first communicator, adds np.
 #[test]
-fn small_bcasts_and_reduces_take_the_express_lane_unless_something_else_decides() {
+fn small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decides() {
     let verbose = ("coll_sharm_verbose", "100");
     let out = mpirun_sizes(2, &[verbose], &[8, 4096, 8192, 8196, 65536]);
     // 3 sizes on the lane; 8196 and 65536 bytes not (65536 may go by
@@ -459,14 +464,36 @@ fn small_bcasts_and_reduces_take_the_express_lane_unless_something_else_decides(
             "{out}"
         );
     }
-    // Allreduce has no lane.
-    assert_eq!(lane_lines(&out, "MPI_Allreduce", 2, "").0, 0, "{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Allreduce", 2, "Allgather"),
+        (10, 8),
+        "8 B first: 4 off the lane; 8196 bytes: the ordinary path's \
+         Allgather; 64 KiB runs another\n{out}"
+    );
+    assert!(
+        has(&out, "express lane for MPI_Allreduce of up to 8192 bytes"),
+        "{out}"
+    );
 
-    let out = mpirun_sizes(3, &[verbose], &[8, 1024]);
-    assert_eq!(lane_lines(&out, "MPI_Bcast", 3, "Linear"), (12, 0), "{out}");
+    let out = mpirun_sizes(3, &[verbose], &[8, 1024, 4096]);
+    assert_eq!(lane_lines(&out, "MPI_Bcast", 3, "Linear"), (18, 0), "{out}");
     assert_eq!(
         lane_lines(&out, "MPI_Reduce", 3, "Linear"),
-        (12, 0),
+        (18, 0),
+        "{out}"
+    );
+    assert_eq!(
+        lane_lines(&out, "MPI_Allreduce", 3, "Allgather"),
+        (9, 6),
+        "{out}"
+    );
+    assert_eq!(
+        lane_lines(&out, "MPI_Allreduce", 3, "Linear"),
+        (0, 6),
+        "4 KiB: the ordinary path's tree\n{out}"
+    );
+    assert!(
+        has(&out, "express lane for MPI_Allreduce of up to 2048 bytes"),
         "{out}"
     );
 
@@ -474,8 +501,21 @@ fn small_bcasts_and_reduces_take_the_express_lane_unless_something_else_decides(
         verbose,
         ("coll_sharm_bcast_algorithm", "knomial"),
         ("coll_sharm_reduce_algorithm", "knomial"),
+        ("coll_sharm_allreduce_algorithm", "allgather"),
     ];
     let out = mpirun_sizes(2, &knomial, &[8]);
+    assert_eq!(
+        lane_lines(&out, "MPI_Allreduce", 2, "Allgather"),
+        (0, 6),
+        "{out}"
+    );
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Allreduce (coll_sharm_allreduce_algorithm decides)"
+        ),
+        "{out}"
+    );
     assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Knomial"), (0, 4), "{out}");
     assert_eq!(
         lane_lines(&out, "MPI_Reduce", 2, "Knomial"),
@@ -503,9 +543,28 @@ fn small_bcasts_and_reduces_take_the_express_lane_unless_something_else_decides(
         ),
         "{out}"
     );
+    assert_eq!(
+        lane_lines(&out, "MPI_Allreduce", 2, "Allgather"),
+        (2, 4),
+        "{out}"
+    );
     let rule = ("coll_sharm_reduce_rules", "np>=2: 0-64 linear");
     let out = mpirun_sizes(2, &[verbose, rule], &[8]);
     assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear"), (0, 4), "{out}");
+    let rule = ("coll_sharm_allreduce_rules", "np>=2: 0-64 linear");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert_eq!(
+        lane_lines(&out, "MPI_Allreduce", 2, "Linear"),
+        (0, 6),
+        "{out}"
+    );
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Allreduce (a rule speaks for its small calls)"
+        ),
+        "{out}"
+    );
 
     // A rule for other process counts leaves the lane open.
     let rule = ("coll_sharm_bcast_rules", "np>=3: 0- knomial");
@@ -529,4 +588,5 @@ fn small_bcasts_and_reduces_take_the_express_lane_unless_something_else_decides(
     );
     assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear").0, 0, "{out}");
     assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear").0, 0, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Allreduce", 2, "").0, 0, "{out}");
 }

@@ -18,6 +18,9 @@ use crate::shm::queue::Readers;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::trace;
 
+/// The `allgather` Allreduce is for this many processes at most: each
+/// folds all p contributions.
+const ALLGATHER_ALLREDUCE_MAX_PROCESSES: usize = 16;
 /// Messages up to this size use the `allgather` Allreduce under `auto`.
 const ALLGATHER_ALLREDUCE_MAX_BYTES: usize = 2048;
 /// The same for two processes with a core each, up to where
@@ -46,7 +49,7 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
         return single_copy_reduce::reduce(sh, red, None);
     }
     let alg = match chosen {
-        Algorithm::Auto if bytes <= allgather_max_bytes(sh) && sh.p <= 16 => Algorithm::Allgather,
+        Algorithm::Auto if bytes <= allgather_up_to(sh) => Algorithm::Allgather,
         Algorithm::Auto if bytes >= rsag_min_bytes(sh) && red.layout.dense() => {
             Algorithm::ReduceScatterAllgather
         }
@@ -64,7 +67,18 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
     true
 }
 
-/// Up to how many bytes `auto` picks the `allgather` Allreduce.
+/// Up to how many bytes `auto` picks the `allgather` Allreduce on this
+/// channel (0: never).
+pub fn allgather_up_to(sh: &Shared) -> usize {
+    if sh.p <= ALLGATHER_ALLREDUCE_MAX_PROCESSES {
+        allgather_max_bytes(sh)
+    } else {
+        0
+    }
+}
+
+/// Up to how many bytes `auto` picks the `allgather` Allreduce, at most
+/// `ALLGATHER_ALLREDUCE_MAX_PROCESSES` processes.
 fn allgather_max_bytes(sh: &Shared) -> usize {
     if sh.p == 2 && !sh.crowded() {
         ALLGATHER_ALLREDUCE_PAIR_MAX_BYTES
@@ -139,7 +153,7 @@ fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
 /// of two (up to rank 0 and back); every process runs the same operation on
 /// the same operands in the same order, and MPI's predefined operations
 /// work element by element, so all results are bit-identical.
-fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
+pub fn allgather_allreduce(sh: &mut Shared, red: &Reduction) {
     let cut = sh.cut(red.layout.span(red.layout.count));
     let (f, p) = (cut.size, sh.p);
     let op = sh.next_op();

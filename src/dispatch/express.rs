@@ -1,12 +1,14 @@
 //! The express lane: a Bcast of at most one fragment (`f` bytes, 8 KiB by
-//! default) in one byte range goes straight to the queue, and a Reduce of
-//! as many bytes of a predefined datatype and operation straight to the
-//! flat tree, without decoding the call into `Args`, routing it, or
-//! choosing its algorithm, because all of that was decided once for the
-//! communicator (`Express::decide`) when its channel was set up, by the
-//! same rules `CommState::route`, `bcast::bcast` and `reduce::reduce`
-//! apply.  A Reduce's datatype and operation facts are kept from one call
-//! to the next (`ReduceFacts`).
+//! default) in one byte range goes straight to the queue, a Reduce of as
+//! many bytes of a predefined datatype and operation straight to the flat
+//! tree, and an Allreduce of as many bytes, up to where `auto` runs the
+//! `allgather` Allreduce (12 KiB at np=2, 2 KiB else, 16 processes at
+//! most), straight to that, without decoding the call into `Args`, routing
+//! it, or choosing its algorithm, because all of that was decided once for
+//! the communicator (`Express::decide`) when its channel was set up, by the
+//! same rules `CommState::route`, `bcast::bcast`, `reduce::reduce` and
+//! `allreduce::allreduce` apply.  A reduction's datatype and operation
+//! facts are kept from one call to the next (`ReduceFacts`).
 //!
 //! Why: for small messages the decisions were most of the call.  An 8-byte
 //! Bcast's root ran 789 instructions inside sharm and its reader 687
@@ -19,8 +21,9 @@
 //! What may differ per process: only whether its own buffer is one byte
 //! range (a datatype of the same signature may not be), or its datatype
 //! predefined.  The two lanes move the same fragments to the same positions
-//! with the same calls (`bcast::one_fragment`, `reduce::tree` after
-//! `Shared::untuned`), so a process on each meets the other.
+//! with the same calls (`bcast::one_fragment`, `reduce::tree` and
+//! `allreduce::allgather_allreduce` after `Shared::untuned`), so a process
+//! on each meets the other.
 //! Everything else that could send the call elsewhere is agreed and
 //! settled here once: the hierarchy, the size limit, a forced algorithm,
 //! rules, and the tree `auto` takes; and per call, single copy (from its
@@ -31,7 +34,7 @@ use std::ffi::c_void;
 use tracing::{debug, trace};
 
 use crate::coll::reduction::Reduction;
-use crate::coll::{bcast, reduce, single_copy_reduce};
+use crate::coll::{allreduce, bcast, reduce, single_copy_reduce};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::{self, ReduceLayout};
@@ -51,6 +54,9 @@ pub struct Express {
     bcast_up_to: usize,
     /// Reduces of 1 to this many bytes; 0: none.
     reduce_up_to: usize,
+    /// Allreduces of 1 to this many bytes; 0: none.
+    allreduce_up_to: usize,
+    /// The last Reduce's or Allreduce's (the facts are the same for both).
     reduce_facts: Option<ReduceFacts>,
 }
 
@@ -110,45 +116,61 @@ impl Express {
             .params
             .max_message_size
             .map_or(f as u64, |max| max.min(f as u64)) as usize;
-        // The most bytes of `coll`'s calls the lane takes, or why none.
-        let up_to = |coll: Coll, linear_up_to: usize| {
-            let flat =
-                sh.tree_algorithm(sh.params.algorithm(coll), linear_up_to) == Algorithm::Linear;
+        // The most bytes of `coll`'s calls the lane takes, or why none;
+        // `runs`: whether `auto` runs the lane's algorithm at this process
+        // count, and up to how many bytes, or why not.
+        let up_to = |coll: Coll, runs: Result<usize, &'static str>| {
             let why_not = if hierarchy {
-                Some("the hierarchy decides")
+                Err("the hierarchy decides")
             } else if most == 0 {
-                Some("coll_sharm_max_message_size is 0")
-            } else if !flat {
-                Some("it runs a tree here")
+                Err("coll_sharm_max_message_size is 0")
             } else if sh.ruled_up_to(coll, most) {
-                Some("a rule speaks for its small calls")
+                Err("a rule speaks for its small calls")
             } else {
-                None
+                runs.map(|bytes| bytes.min(most))
             };
             match why_not {
-                None => {
+                Ok(most) => {
                     debug!(
                         "{label}: express lane for {} of up to {most} bytes",
                         coll.name()
                     );
                     most
                 }
-                Some(why) => {
+                Err(why) => {
                     debug!("{label}: no express lane for {} ({why})", coll.name());
                     0
                 }
             }
         };
+        // The flat tree, the one the lane runs (a forced or `auto` tree).
+        let flat = |coll: Coll, linear_up_to: usize| match sh
+            .tree_algorithm(sh.params.algorithm(coll), linear_up_to)
+        {
+            Algorithm::Linear => Ok(usize::MAX),
+            _ => Err("it runs a tree here"),
+        };
+        // `auto`'s `allgather` Allreduce (a forced algorithm, even
+        // `allgather`, is the ordinary path's to run: it has no size limit).
+        let allgather = match (
+            sh.params.algorithm(Coll::Allreduce),
+            allreduce::allgather_up_to(sh),
+        ) {
+            (Algorithm::Auto, 0) => Err("it runs a tree here"),
+            (Algorithm::Auto, bytes) => Ok(bytes),
+            _ => Err("coll_sharm_allreduce_algorithm decides"),
+        };
         Express {
-            bcast_up_to: up_to(Coll::Bcast, bcast::LINEAR_UP_TO),
-            reduce_up_to: up_to(Coll::Reduce, reduce::LINEAR_UP_TO),
+            bcast_up_to: up_to(Coll::Bcast, flat(Coll::Bcast, bcast::LINEAR_UP_TO)),
+            reduce_up_to: up_to(Coll::Reduce, flat(Coll::Reduce, reduce::LINEAR_UP_TO)),
+            allreduce_up_to: up_to(Coll::Allreduce, allgather),
             reduce_facts: None,
         }
     }
 
     /// Whether any call may take the lane.
     pub fn open(&self) -> bool {
-        self.bcast_up_to > 0 || self.reduce_up_to > 0
+        self.bcast_up_to > 0 || self.reduce_up_to > 0 || self.allreduce_up_to > 0
     }
 }
 
@@ -160,9 +182,10 @@ impl Express {
 /// application's (validated) arguments.
 #[inline]
 pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
-    // The calls that never qualify pay two comparisons.
+    // The calls that never qualify pay three comparisons.
     let bcast = call.coll == Coll::Bcast as i32;
-    if !bcast && call.coll != Coll::Reduce as i32 {
+    let reduce = call.coll == Coll::Reduce as i32;
+    if !bcast && !reduce && call.coll != Coll::Allreduce as i32 {
         return None;
     }
     let (sh, lane) = st.express()?;
@@ -171,7 +194,7 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
         if bcast {
             bcast_call(sh, lane, call)
         } else {
-            reduce_call(sh, lane, call)
+            reduction_call(sh, lane, call, reduce)
         }
     }
 }
@@ -205,13 +228,23 @@ unsafe fn bcast_call(sh: &mut Shared, lane: &Express, call: &Call) -> Option<i32
     Some(ffi::success())
 }
 
-/// `run` for a Reduce.
+/// `run` for a Reduce (`reduce`) or an Allreduce.
 ///
 /// # Safety
 /// As `run`.
 #[inline]
-unsafe fn reduce_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Option<i32> {
-    if lane.reduce_up_to == 0 || call.rcount as usize > lane.reduce_up_to {
+unsafe fn reduction_call(
+    sh: &mut Shared,
+    lane: &mut Express,
+    call: &Call,
+    reduce: bool,
+) -> Option<i32> {
+    let (coll, up_to) = if reduce {
+        (Coll::Reduce, lane.reduce_up_to)
+    } else {
+        (Coll::Allreduce, lane.allreduce_up_to)
+    };
+    if up_to == 0 || call.rcount as usize > up_to {
         return None;
     }
     let facts = match lane.reduce_facts {
@@ -222,7 +255,7 @@ unsafe fn reduce_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Optio
             facts
         }
     };
-    if facts.bytes == 0 || facts.bytes > lane.reduce_up_to {
+    if facts.bytes == 0 || facts.bytes > up_to {
         return None;
     }
     let in_place = call.sbuf == ffi::in_place();
@@ -234,17 +267,25 @@ unsafe fn reduce_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Optio
         comb: facts.comb,
         commutative: facts.commutative,
     };
-    // Single copy takes over only under `auto` (`reduce::reduce`).
-    if sh.params.algorithm(Coll::Reduce) == Algorithm::Auto && single_copy_reduce::applies(sh, &red)
-    {
+    // Single copy takes over only under `auto` (`reduce::reduce`,
+    // `allreduce::allreduce`); the Allreduce lane is `auto`'s alone.
+    if sh.params.algorithm(coll) == Algorithm::Auto && single_copy_reduce::applies(sh, &red) {
         return None;
     }
-    stats::served(Coll::Reduce);
-    trace!(
-        "MPI_Reduce on {} processes runs Linear (express lane)",
-        sh.p
-    );
+    stats::served(coll);
     sh.untuned();
-    reduce::tree(sh, &red, Algorithm::Linear, call.root as usize);
+    if reduce {
+        trace!(
+            "MPI_Reduce on {} processes runs Linear (express lane)",
+            sh.p
+        );
+        reduce::tree(sh, &red, Algorithm::Linear, call.root as usize);
+    } else {
+        trace!(
+            "MPI_Allreduce on {} processes runs Allgather (express lane)",
+            sh.p
+        );
+        allreduce::allgather_allreduce(sh, &red);
+    }
     Some(ffi::success())
 }
