@@ -14,7 +14,7 @@
  *   mpicc -O2 -o paired_ab bench/paired_ab.c
  *   mpirun -np 2 ./paired_ab allgather 65536 bcast 1048576 16 100
  *
- * Ops: allgather alltoall bcast reduce allreduce gather scatter (reductions
+ * Ops: allgather alltoall bcast reduce allreduce gather scatter barrier (reductions
  * on MPI_FLOAT sums, bytes/4 elements).  FRESH=1: a new pattern is written
  * into the send buffer before every call, outside the timed part, as
  * sharm_bench does by default, and each call is timed on its own. */
@@ -32,6 +32,7 @@ static void run(const char*op,MPI_Comm c,char*s,char*r,int n){int p;MPI_Comm_siz
  else if(!strcmp(op,"allreduce"))MPI_Allreduce(s,r,n/4,MPI_FLOAT,MPI_SUM,c);
  else if(!strcmp(op,"gather"))MPI_Gather(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);
  else if(!strcmp(op,"scatter"))MPI_Scatter(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);
+ else if(!strcmp(op,"barrier"))MPI_Barrier(c);
  else {fprintf(stderr,"op?\n");MPI_Abort(c,1);} }
 int main(int argc,char**argv){MPI_Init(&argc,&argv);int me,p;MPI_Comm_rank(MPI_COMM_WORLD,&me);MPI_Comm_size(MPI_COMM_WORLD,&p);
  int blocks=atoi(argv[argc-2]),calls=atoi(argv[argc-1]);

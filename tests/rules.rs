@@ -438,9 +438,9 @@ fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
     (express, lines.len() - express)
 }
 
-/// A Bcast or Reduce of up to one fragment (8 KiB by default), and an
-/// Allreduce of as many bytes up to where `auto` runs the `allgather`
-/// Allreduce (2 KiB beyond two processes), skip the route and the
+/// A Barrier, a Bcast or Reduce of up to one fragment (8 KiB by default),
+/// and an Allreduce of as many bytes up to where `auto` runs the
+/// `allgather` Allreduce (2 KiB beyond two processes), skip the route and the
 /// algorithm choice (`dispatch::express`) where nothing else could decide
 /// them: not with a tree or an algorithm forced, a rule for their small
 /// calls, or a hierarchy; larger ones take the ordinary path.  rules_check
@@ -449,7 +449,7 @@ fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
 /// the channel and so takes the ordinary path (2 x np lines off the lane);
 /// its last call, 4 bytes on the first communicator, adds np.
 #[test]
-fn small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decides() {
+fn barriers_and_small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decides() {
     let verbose = ("coll_sharm_verbose", "100");
     let out = mpirun_sizes(2, &[verbose], &[8, 4096, 8192, 8196, 65536]);
     // 3 sizes on the lane; 8196 and 65536 bytes not (65536 may go by
@@ -472,6 +472,11 @@ fn small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decid
     );
     assert!(
         has(&out, "express lane for MPI_Allreduce of up to 8192 bytes"),
+        "{out}"
+    );
+    assert_eq!(
+        lane_lines(&out, "MPI_Barrier", 2, "Linear"),
+        (20, 0),
         "{out}"
     );
 
@@ -502,8 +507,21 @@ fn small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decid
         ("coll_sharm_bcast_algorithm", "knomial"),
         ("coll_sharm_reduce_algorithm", "knomial"),
         ("coll_sharm_allreduce_algorithm", "allgather"),
+        ("coll_sharm_barrier_algorithm", "knomial"),
     ];
     let out = mpirun_sizes(2, &knomial, &[8]);
+    assert_eq!(
+        lane_lines(&out, "MPI_Barrier", 2, "Knomial"),
+        (0, 4),
+        "{out}"
+    );
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Barrier (it runs a tree here)"
+        ),
+        "{out}"
+    );
     assert_eq!(
         lane_lines(&out, "MPI_Allreduce", 2, "Allgather"),
         (0, 6),
@@ -551,6 +569,20 @@ fn small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decid
     let rule = ("coll_sharm_reduce_rules", "np>=2: 0-64 linear");
     let out = mpirun_sizes(2, &[verbose, rule], &[8]);
     assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear"), (0, 4), "{out}");
+    let rule = ("coll_sharm_barrier_rules", "np>=2: 0- linear");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert_eq!(
+        lane_lines(&out, "MPI_Barrier", 2, "Linear"),
+        (0, 4),
+        "{out}"
+    );
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Barrier (a rule speaks for it)"
+        ),
+        "{out}"
+    );
     let rule = ("coll_sharm_allreduce_rules", "np>=2: 0-64 linear");
     let out = mpirun_sizes(2, &[verbose, rule], &[8]);
     assert_eq!(
@@ -589,4 +621,5 @@ fn small_bcasts_and_reductions_take_the_express_lane_unless_something_else_decid
     assert_eq!(lane_lines(&out, "MPI_Bcast", 2, "Linear").0, 0, "{out}");
     assert_eq!(lane_lines(&out, "MPI_Reduce", 2, "Linear").0, 0, "{out}");
     assert_eq!(lane_lines(&out, "MPI_Allreduce", 2, "").0, 0, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Barrier", 2, "").0, 0, "{out}");
 }

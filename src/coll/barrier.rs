@@ -21,23 +21,16 @@ use crate::shm::channel::Shared;
 
 /// Under `auto`, the flat barrier up to this many processes (and always when
 /// oversubscribed), the k-nomial tree beyond.
-const LINEAR_UP_TO: usize = 8;
+pub const LINEAR_UP_TO: usize = 8;
 
 pub fn barrier(sh: &mut Shared) {
     let alg = sh.choose(Coll::Barrier, Some(0));
     let alg = sh.tree_algorithm(alg, LINEAR_UP_TO);
     sh.ran(Coll::Barrier, alg);
-    let epoch = sh.next_barrier();
     if alg == Algorithm::Linear {
-        let q = &sh.queues;
-        q.sync(sh.me).arrive.store(epoch, Ordering::Release);
-        for r in (0..sh.p).filter(|&r| r != sh.me) {
-            let line = q.sync(r);
-            sh.waiter
-                .until(|| line.arrive.load(Ordering::Acquire) >= epoch);
-        }
-        return;
+        return linear(sh);
     }
+    let epoch = sh.next_barrier();
     sh.tree_links(Algorithm::Knomial, 0);
     let q = &sh.queues;
     for &c in &sh.kids {
@@ -52,5 +45,17 @@ pub fn barrier(sh: &mut Shared) {
         let root = q.sync(0);
         sh.waiter
             .until(|| root.release.load(Ordering::Acquire) >= epoch);
+    }
+}
+
+/// The flat barrier (see the module comment).
+pub fn linear(sh: &mut Shared) {
+    let epoch = sh.next_barrier();
+    let q = &sh.queues;
+    q.sync(sh.me).arrive.store(epoch, Ordering::Release);
+    for r in (0..sh.p).filter(|&r| r != sh.me) {
+        let line = q.sync(r);
+        sh.waiter
+            .until(|| line.arrive.load(Ordering::Acquire) >= epoch);
     }
 }

@@ -1,14 +1,16 @@
-//! The express lane: a Bcast of at most one fragment (`f` bytes, 8 KiB by
-//! default) in one byte range goes straight to the queue, a Reduce of as
-//! many bytes of a predefined datatype and operation straight to the flat
-//! tree, and an Allreduce of as many bytes, up to where `auto` runs the
-//! `allgather` Allreduce (12 KiB at np=2, 2 KiB else, 16 processes at
-//! most), straight to that, without decoding the call into `Args`, routing
-//! it, or choosing its algorithm, because all of that was decided once for
-//! the communicator (`Express::decide`) when its channel was set up, by the
-//! same rules `CommState::route`, `bcast::bcast`, `reduce::reduce` and
-//! `allreduce::allreduce` apply.  A reduction's datatype and operation
-//! facts are kept from one call to the next (`ReduceFacts`).
+//! The express lane: a Barrier goes straight to the flat one, a Bcast of
+//! at most one fragment (`f` bytes, 8 KiB by default) in one byte range
+//! straight to the queue, a Reduce of as many bytes of a predefined
+//! datatype and operation straight to the flat tree, and an Allreduce of as
+//! many bytes, up to where `auto` runs the `allgather` Allreduce (12 KiB at
+//! np=2, 2 KiB else, 16 processes at most), straight to that, without
+//! decoding the call into `Args`, routing it, or choosing its algorithm,
+//! because all of that was decided once for the communicator
+//! (`Express::decide`) when its channel was set up, by the same rules
+//! `CommState::route`, `barrier::barrier`, `bcast::bcast`,
+//! `reduce::reduce` and `allreduce::allreduce` apply.  A reduction's
+//! datatype and operation facts are kept from one call to the next
+//! (`ReduceFacts`).
 //!
 //! Why: for small messages the decisions were most of the call.  An 8-byte
 //! Bcast's root ran 789 instructions inside sharm and its reader 687
@@ -34,7 +36,7 @@ use std::ffi::c_void;
 use tracing::{debug, trace};
 
 use crate::coll::reduction::Reduction;
-use crate::coll::{allreduce, bcast, reduce, single_copy_reduce};
+use crate::coll::{allreduce, barrier, bcast, reduce, single_copy_reduce};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::{self, ReduceLayout};
@@ -50,6 +52,8 @@ use super::CommState;
 /// process: every input is agreed), and the facts of its last Reduce.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Express {
+    /// Barriers take it (the flat one).
+    barrier: bool,
     /// Bcasts of 1 to this many bytes; 0: none.
     bcast_up_to: usize,
     /// Reduces of 1 to this many bytes; 0: none.
@@ -160,7 +164,23 @@ impl Express {
             (Algorithm::Auto, bytes) => Ok(bytes),
             _ => Err("coll_sharm_allreduce_algorithm decides"),
         };
+        // A Barrier moves no bytes: neither the size limit nor a rule's
+        // sizes but 0 concern it.
+        let barrier_why_not = if hierarchy {
+            Some("the hierarchy decides")
+        } else if flat(Coll::Barrier, barrier::LINEAR_UP_TO).is_err() {
+            Some("it runs a tree here")
+        } else if sh.ruled(Coll::Barrier, 0, 0) {
+            Some("a rule speaks for it")
+        } else {
+            None
+        };
+        match barrier_why_not {
+            None => debug!("{label}: express lane for MPI_Barrier"),
+            Some(why) => debug!("{label}: no express lane for MPI_Barrier ({why})"),
+        }
         Express {
+            barrier: barrier_why_not.is_none(),
             bcast_up_to: up_to(Coll::Bcast, flat(Coll::Bcast, bcast::LINEAR_UP_TO)),
             reduce_up_to: up_to(Coll::Reduce, flat(Coll::Reduce, reduce::LINEAR_UP_TO)),
             allreduce_up_to: up_to(Coll::Allreduce, allgather),
@@ -170,7 +190,7 @@ impl Express {
 
     /// Whether any call may take the lane.
     pub fn open(&self) -> bool {
-        self.bcast_up_to > 0 || self.reduce_up_to > 0 || self.allreduce_up_to > 0
+        self.barrier || self.bcast_up_to > 0 || self.reduce_up_to > 0 || self.allreduce_up_to > 0
     }
 }
 
@@ -182,13 +202,26 @@ impl Express {
 /// application's (validated) arguments.
 #[inline]
 pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
-    // The calls that never qualify pay three comparisons.
+    // The calls that never qualify pay four comparisons.
+    let barrier = call.coll == Coll::Barrier as i32;
     let bcast = call.coll == Coll::Bcast as i32;
     let reduce = call.coll == Coll::Reduce as i32;
-    if !bcast && !reduce && call.coll != Coll::Allreduce as i32 {
+    if !barrier && !bcast && !reduce && call.coll != Coll::Allreduce as i32 {
         return None;
     }
     let (sh, lane) = st.express()?;
+    if barrier {
+        if !lane.barrier {
+            return None;
+        }
+        stats::served(Coll::Barrier);
+        trace!(
+            "MPI_Barrier on {} processes runs Linear (express lane)",
+            sh.p
+        );
+        barrier::linear(sh);
+        return Some(ffi::success());
+    }
     // SAFETY: forwarded contract.
     unsafe {
         if bcast {

@@ -373,9 +373,13 @@ impl Shared {
     /// this channel's processes: such calls take `choose`'s way (the
     /// express lane asks, `dispatch::express`).
     pub fn ruled_up_to(&self, coll: Coll, most: usize) -> bool {
-        let most = most as u64;
-        self.rules.covers(coll, self.p, 1, most)
-            || RawRules::built_in().covers(coll, self.p, 1, most)
+        self.ruled(coll, 1, most as u64)
+    }
+
+    /// Whether a user or built-in rule speaks for some call of `coll` of
+    /// `lo` to `hi` bytes at this process count.
+    pub fn ruled(&self, coll: Coll, lo: u64, hi: u64) -> bool {
+        self.rules.covers(coll, self.p, lo, hi) || RawRules::built_in().covers(coll, self.p, lo, hi)
     }
 
     /// Sets the radix and fragment width of a call no rule speaks for (the

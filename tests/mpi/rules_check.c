@@ -1,6 +1,6 @@
 /*
  * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast and
- * Reduce (and Alltoall) at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
+ * Reduce (and Alltoall, then a Barrier) at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
  * segment, so a malformed rule must still be reported only once), checks
  * every result, and prints "rules_check: OK np=<p>".  Which algorithm ran is
  * read by the Rust side from sharm's output at coll_sharm_verbose 100.
@@ -60,6 +60,7 @@ static void run(MPI_Comm comm, int bytes)
     check(ok, "Alltoall", bytes, me);
     free(all_in);
     free(all_out);
+    MPI_Barrier(comm);
 }
 
 int main(int argc, char **argv)
