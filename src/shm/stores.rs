@@ -788,6 +788,7 @@ mod tests {
         // Far by its own timings: that no longer decides judged streams.
         stores.verdict.set(Verdict { far: true, slow: 0 });
         stores.new_call();
+        // SAFETY: both vectors hold K64 bytes.
         let nontemporal =
             unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, K64 * 2, || false) };
         assert!(!nontemporal, "withdrawn reports: ordinary");
