@@ -87,7 +87,10 @@
 //! old rule, same VM launch (`docs/benchmark/2026-11-27-w-short-streams`),
 //! new/old in the median 4-16 KiB cell: near 0.95 and 0.89 (5 and 1-2
 //! launches each), far 1.02 (3 each), launches whose placement flipped
-//! 0.66; 64-256 KiB near 1.00-1.02, far 0.94.
+//! 0.66; 64-256 KiB near 1.00-1.02, far 0.94.  Against no non-temporal
+//! stores below 64 KiB (`coll_sharm_nontemporal_min_size 65536`), `auto`
+//! then took 1.01x the time near and 0.82x far at 4-16 KiB (median cell;
+//! 3 / 5 and 2 / 3 launches), where near it had taken 1.1-2.3x before.
 //!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
