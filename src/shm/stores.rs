@@ -90,7 +90,9 @@
 //! 0.66; 64-256 KiB near 1.00-1.02, far 0.94.  Against no non-temporal
 //! stores below 64 KiB (`coll_sharm_nontemporal_min_size 65536`), `auto`
 //! then took 1.01x the time near and 0.82x far at 4-16 KiB (median cell;
-//! 3 / 5 and 2 / 3 launches), where near it had taken 1.1-2.3x before.
+//! 3 / 5 and 2 / 3 launches), where near it had taken 1.1-2.3x before;
+//! but near Bcasts of 4-16 KiB alone still took 1.13-1.34x (5 / 4
+//! launches): their writers still go non-temporal at times, why is open.
 //!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are

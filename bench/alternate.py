@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Alternated launches of several configurations, each launch labelled by
+the placement of the cores it ran on.
+
+    python3 bench/alternate.py --run DIR [--np N] ROUNDS CONFIG... -- BENCH_ARGS...
+
+DIR is a run directory of `ci/bench.sh` (its `bin/sharm_bench.openmpi` and
+`bin/machine_state` are used; `ci/bench.sh --np 2 --sizes 8 --configs sharm
+--out DIR` builds them).  Each CONFIG is `LABEL:KIND[:MCA ARGS]`:
+
+    old:sharm=/path/to/plugin/dir            sharm from that directory
+    min64k:sharm=DIR:--mca coll_sharm_nontemporal_min_size 65536
+    sm:sm   tuned:tuned                      Open MPI's own components
+
+Every round runs each configuration once, in the order given, with
+`sharm_bench BENCH_ARGS` (e.g. `--ops bcast,reduce --sizes 4K,8K
+--budget-ms 100`).  Before and after each launch `machine_state local
+--quick` measures the cross-core line round trip: a launch is "near" when
+both are under 230 ns, "far" when both are over, "mixed" otherwise (the
+host moved the cores during it).  The output gives, per state, the median
+over that state's launches of each (operation, size)'s median time in µs,
+one column per configuration, and how many launches each had.
+
+Why: on the development VM the same build's times move by up to 2x with the
+placement of its two vCPUs, which changes every few seconds.  Launches of
+the compared builds taken in turns, and compared only within one placement,
+are what the journal's A/Bs rest on (`bench/paired_ab.c` compares inside one
+launch instead, when a scratch build can serve the two communicators
+differently).  Timings, not tests: never run while a test suite runs.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+NEAR_BELOW_NS = 230.0
+OMPI_COMPONENTS = "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
+
+
+def line_rtt(machine_state):
+    out = subprocess.run(
+        [machine_state, "local", "--quick"], capture_output=True, text=True
+    ).stdout
+    m = re.search(r"LINE_RTT ns=([\d.]+)", out)
+    return float(m[1]) if m else float("nan")
+
+
+def mpirun_args(np, kind, extra):
+    args = ["mpirun.openmpi", "--allow-run-as-root", "-np", str(np)]
+    args += ["--bind-to", "core"] if np <= os.cpu_count() else ["--oversubscribe", "--bind-to", "none"]
+    if kind.startswith("sharm="):
+        args += ["--mca", "coll_sharm_priority", "100"]
+        args += ["--mca", "mca_base_component_path", OMPI_COMPONENTS + ":" + kind[len("sharm="):]]
+    elif kind in ("sm", "tuned", "adapt"):
+        args += ["--mca", "coll", "^sharm", "--mca", f"coll_{kind}_priority", "100"]
+    else:
+        sys.exit(f"alternate.py: unknown configuration kind '{kind}'")
+    return args + extra.split()
+
+
+def main():
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        sys.exit(__doc__)
+    cut = argv.index("--")
+    parser = argparse.ArgumentParser(usage=__doc__)
+    parser.add_argument("--run", required=True, help="a ci/bench.sh run directory")
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("rounds", type=int)
+    parser.add_argument("configs", nargs="+")
+    opts = parser.parse_args(argv[:cut])
+    bench_args = argv[cut + 1 :]
+    bench = os.path.join(opts.run, "bin", "sharm_bench.openmpi")
+    machine_state = os.path.join(opts.run, "bin", "machine_state")
+    for path in (bench, machine_state):
+        if not os.access(path, os.X_OK):
+            sys.exit(f"alternate.py: {path} missing (build it with ci/bench.sh --out {opts.run})")
+    configs = []
+    for c in opts.configs:
+        parts = c.split(":", 2)
+        if len(parts) < 2:
+            sys.exit(f"alternate.py: configuration '{c}' is not LABEL:KIND[:MCA ARGS]")
+        configs.append((parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    times = {}  # (state, op, bytes, label) -> [median per launch]
+    launches = {}  # (state, label) -> count
+    for _ in range(opts.rounds):
+        for label, kind, extra in configs:
+            before = line_rtt(machine_state)
+            cmd = mpirun_args(opts.np, kind, extra) + [bench] + bench_args
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600).stdout
+            after = line_rtt(machine_state)
+            if before < NEAR_BELOW_NS and after < NEAR_BELOW_NS:
+                state = "near"
+            elif before >= NEAR_BELOW_NS and after >= NEAR_BELOW_NS:
+                state = "far"
+            else:
+                state = "mixed"
+            launches[(state, label)] = launches.get((state, label), 0) + 1
+            for m in re.finditer(r"RESULT op=(\S+) bytes=(\d+) .*?median_us=([\d.]+)", out):
+                times.setdefault((state, m[1], int(m[2]), label), []).append(float(m[3]))
+
+    labels = [c[0] for c in configs]
+    for state in ("near", "far", "mixed"):
+        cells = sorted({(op, b) for s, op, b, _ in times if s == state})
+        if not cells:
+            continue
+        counts = " ".join(str(launches.get((state, l), 0)) for l in labels)
+        print(f"== {state}: op bytes {' '.join(labels)} (launches per label: {counts})")
+        for op, b in cells:
+            row = []
+            for l in labels:
+                v = times.get((state, op, b, l))
+                row.append(f"{statistics.median(v):.3f}" if v else "nan")
+            print(op, b, " ".join(row))
+
+
+if __name__ == "__main__":
+    main()
