@@ -266,7 +266,7 @@ pub struct Stores {
     /// No fill the readers' reports speak for yet in this call: the
     /// reports may be read at the next one.
     fresh: Cell<bool>,
-    /// Calls whose fills the reports spoke for since they were last read.
+    /// Calls begun since the reports were last read.
     calls_unread: Cell<u32>,
     /// A reader of this queue reported late headers (as last read).
     readers_far: Cell<bool>,
@@ -301,6 +301,8 @@ impl Stores {
     /// speak for reads them again.
     pub fn new_call(&self) {
         self.fresh.set(true);
+        self.calls_unread
+            .set(self.calls_unread.get().saturating_add(1));
     }
 
     /// Whether eligible fills of a stream of `stream_bytes` bytes use
@@ -397,14 +399,16 @@ impl Stores {
         // read at the call's first such fill (of a short fragment, one
         // call in `SHORT_CALLS_PER_READ`).
         if self.judged(stream_bytes) {
-            if self.fresh.replace(false) {
-                let unread = self.calls_unread.get() + 1;
-                if len >= STAMPED_MIN || unread >= SHORT_CALLS_PER_READ {
-                    self.calls_unread.set(0);
-                    self.read_reports(readers_far());
-                } else {
-                    self.calls_unread.set(unread);
-                }
+            // Not read yet in this call: at its first long fragment, or at
+            // a short one once enough calls went by.  (A short fill must not
+            // use up the call's read: a long fragment after it in the same
+            // call would then not look.)
+            if self.fresh.get()
+                && (len >= STAMPED_MIN || self.calls_unread.get() >= SHORT_CALLS_PER_READ)
+            {
+                self.fresh.set(false);
+                self.calls_unread.set(0);
+                self.read_reports(readers_far());
             }
             let far = self.readers_far.get();
             if far {
@@ -829,6 +833,29 @@ mod tests {
         assert_eq!(asked.get(), 1);
         assert!(call(STAMPED_MIN));
         assert_eq!(asked.get(), 2, "a long fragment reads them at once");
+    }
+
+    /// A short fill early in a call does not use up the call's read: its
+    /// first long fragment still reads the reports.
+    #[test]
+    fn a_short_fill_leaves_the_read_to_a_long_one() {
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
+        stores.calls_unread.set(0);
+        let asked = Cell::new(0);
+        let mut fill = |len: usize| {
+            // SAFETY: both vectors hold `len` bytes.
+            unsafe {
+                stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), len, 64 << 10, || {
+                    asked.set(asked.get() + 1);
+                    true
+                })
+            }
+        };
+        assert!(!fill(4 << 10), "not read yet: ordinary");
+        assert!(fill(STAMPED_MIN), "the long fragment reads: far");
+        assert_eq!(asked.get(), 1);
     }
 
     /// On a crowded node the readers yield instead of spinning and time no
