@@ -263,10 +263,8 @@ pub struct Stores {
     /// `REPORTED_STREAM_MAX` (`auto` on a node that is not crowded, where
     /// readers spin and so time headers).
     readers_judge: bool,
-    /// No fill the readers' reports speak for yet in this call: the
-    /// reports may be read at the next one.
-    fresh: Cell<bool>,
-    /// Calls begun since the reports were last read.
+    /// Calls begun (`new_call`) since the reports were last read; 0: read
+    /// in this call already, or no call begun.
     calls_unread: Cell<u32>,
     /// A reader of this queue reported late headers (as last read).
     readers_far: Cell<bool>,
@@ -291,7 +289,6 @@ impl Stores {
             last_timed: Cell::new(None),
             said: Cell::new(false),
             readers_judge: mode == NontemporalMode::Auto && !crowded,
-            fresh: Cell::new(true),
             calls_unread: Cell::new(0),
             readers_far: Cell::new(false),
         }
@@ -300,7 +297,6 @@ impl Stores {
     /// A collective call begins: its first fill that the readers' reports
     /// speak for reads them again.
     pub fn new_call(&self) {
-        self.fresh.set(true);
         self.calls_unread
             .set(self.calls_unread.get().saturating_add(1));
     }
@@ -403,10 +399,8 @@ impl Stores {
             // a short one once enough calls went by.  (A short fill must not
             // use up the call's read: a long fragment after it in the same
             // call would then not look.)
-            if self.fresh.get()
-                && (len >= STAMPED_MIN || self.calls_unread.get() >= SHORT_CALLS_PER_READ)
-            {
-                self.fresh.set(false);
+            let unread = self.calls_unread.get();
+            if unread > 0 && (len >= STAMPED_MIN || unread >= SHORT_CALLS_PER_READ) {
                 self.calls_unread.set(0);
                 self.read_reports(readers_far());
             }
@@ -777,6 +771,7 @@ mod tests {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
+        stores.new_call();
         let asked = Cell::new(0);
         let far = || {
             asked.set(asked.get() + 1);
@@ -841,8 +836,9 @@ mod tests {
     fn a_short_fill_leaves_the_read_to_a_long_one() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
+        // A call begun since the last read.
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
-        stores.calls_unread.set(0);
+        stores.calls_unread.set(1);
         let asked = Cell::new(0);
         let mut fill = |len: usize| {
             // SAFETY: both vectors hold `len` bytes.
