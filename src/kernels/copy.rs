@@ -229,31 +229,79 @@ mod x86 {
         _mm512_store_si512
     );
 
-    /// Non-temporal stores of whole cache lines: the head up to the first
-    /// line boundary and the tail with ordinary stores, every line between
-    /// with one 64-byte streaming store, then a store fence (see
-    /// `super::copy_streaming`).
+    /// A streaming copy over vectors of `$v` bytes: the head up to the
+    /// first cache-line boundary and the tail with ordinary stores, every
+    /// line between with non-temporal stores of whole vectors (one per line
+    /// with AVX-512, two with AVX2: either way each line is written whole,
+    /// so the write-combining buffer leaves as one line without a read for
+    /// ownership), then a store fence (see `super::copy_streaming`).
+    macro_rules! stream_loop {
+        ($name:ident, $feature:literal, $v:expr, $load:ident, $stream:ident) => {
+            /// # Safety
+            /// As `super::copy`, with the named CPU feature present.
+            #[target_feature(enable = $feature)]
+            pub unsafe fn $name(dst: *mut u8, src: *const u8, len: usize) {
+                const V: usize = $v;
+                const LINE: usize = 64;
+                let head = ((LINE - dst as usize % LINE) % LINE).min(len);
+                // SAFETY (whole body): every access lies within [0, len) of
+                // the caller's ranges; stores from `head` on are line (so
+                // vector) aligned.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src, dst, head);
+                    let mut at = head;
+                    while at + 4 * V <= len {
+                        four_vectors!(src, dst, at, V, $load, $stream);
+                        at += 4 * V;
+                    }
+                    while at + V <= len {
+                        $stream(dst.add(at).cast(), $load(src.add(at).cast()));
+                        at += V;
+                    }
+                    std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), len - at);
+                    _mm_sfence();
+                }
+            }
+        };
+    }
+
+    stream_loop!(
+        stream_avx2,
+        "avx2",
+        32,
+        _mm256_loadu_si256,
+        _mm256_stream_si256
+    );
+    stream_loop!(
+        stream_avx512,
+        "avx512f",
+        64,
+        _mm512_loadu_si512,
+        _mm512_stream_si512
+    );
+
+    /// Non-temporal stores of 16 bytes (SSE2, part of x86-64): the head up
+    /// to a 16-byte boundary and the tail with ordinary stores, then a
+    /// store fence.  For CPUs without AVX2, and lengths too short for the
+    /// vector loops.
     ///
     /// # Safety
-    /// As `super::copy`, with AVX-512F present.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn stream_avx512(dst: *mut u8, src: *const u8, len: usize) {
-        const V: usize = 64;
-        let head = ((V - dst as usize % V) % V).min(len);
+    /// As `super::copy`.
+    pub unsafe fn stream_sse2(dst: *mut u8, src: *const u8, len: usize) {
+        let head = ((16 - dst as usize % 16) % 16).min(len);
         // SAFETY (whole body): every access lies within [0, len) of the
-        // caller's ranges; stores from `head` on are 64-byte aligned.
+        // caller's ranges; stores from `head` on are 16-byte aligned.
         unsafe {
             std::ptr::copy_nonoverlapping(src, dst, head);
             let mut at = head;
-            while at + 4 * V <= len {
-                four_vectors!(src, dst, at, V, _mm512_loadu_si512, _mm512_stream_si512);
-                at += 4 * V;
-            }
-            while at + V <= len {
-                _mm512_stream_si512(dst.add(at).cast(), _mm512_loadu_si512(src.add(at).cast()));
-                at += V;
+            while at + 16 <= len {
+                _mm_stream_si128(dst.add(at).cast(), _mm_loadu_si128(src.add(at).cast()));
+                at += 16;
             }
             std::ptr::copy_nonoverlapping(src.add(at), dst.add(at), len - at);
+            // Non-temporal stores are weakly ordered: the fence makes them
+            // visible before any later store, e.g. the Release store of an
+            // acknowledgement or of a publication that hands the buffer on.
             _mm_sfence();
         }
     }
@@ -322,45 +370,29 @@ pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize, stream: bool)
 /// Copies `len` bytes from `src` to `dst` with non-temporal stores where
 /// the destination is aligned to them (the head before that and the tail
 /// with an ordinary copy), then orders them like ordinary stores (`sfence`).
-/// With AVX-512 each store writes one whole cache line, else 16 bytes:
-/// np=2, 16 MiB, one launch against the other on two communicators taking
-/// turns (3 launches, fresh data before every call), the 16-byte stores
-/// took 1.12x the time in Allgather and Gather, 1.13x in Alltoall, 1.07x in
-/// Scatter; queue fills under `coll_sharm_nontemporal always` at 64 KiB-1
-/// MiB the same (0.97-1.02x).
+/// With AVX-512 each store writes one whole cache line, with AVX2 half of
+/// one (two stores per line, the line aligned), else 16 bytes.  Why whole
+/// vectors: on the Zen 4 VM (AVX-512), np=2, 16 MiB, one launch against
+/// the other on two communicators taking turns (3 launches, fresh data
+/// before every call), 16-byte stores instead of 64-byte ones took 1.12x
+/// the time in Allgather and Gather, 1.13x in Alltoall, 1.07x in Scatter;
+/// queue fills under `coll_sharm_nontemporal always` at 64 KiB-1 MiB the
+/// same (0.97-1.02x).  On a Zen 3 VM (AVX2, no AVX-512; 2026-11-27, the
+/// cores far: line round trip 300-1100 ns), the same method (5 launches,
+/// 12 blocks of 6 calls; A/A runs of it spread 0.68-1.26), 16-byte stores
+/// against 32-byte ones: medians Gather 4 / 16 MiB 1.77 / 1.11x the time,
+/// Allgather 1.14 / 1.38x, Alltoall 1.32 / 1.43x, Scatter 1.26 / 1.42x,
+/// Bcast 1.05 / 1.54x.
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes, not overlapping.
 pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
-    if len >= 128 && isa::detect() == Isa::Avx512 {
-        // SAFETY: forwarded contract; the CPU has AVX-512.
-        return unsafe { x86::stream_avx512(dst, src, len) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
-        let head = ((16 - dst as usize % 16) % 16).min(len);
-        // SAFETY: within the caller's ranges.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, head) };
-        let blocks = (len - head) / 16;
-        for i in 0..blocks {
-            let at = head + 16 * i;
-            // SAFETY: `at + 16 <= len`; the store address is 16-byte aligned
-            // (`head` aligned it); SSE2 is part of x86-64.
-            unsafe {
-                let v = _mm_loadu_si128(src.add(at).cast::<__m128i>());
-                _mm_stream_si128(dst.add(at).cast::<__m128i>(), v);
-            }
-        }
-        let done = head + 16 * blocks;
-        // SAFETY: the tail within the caller's ranges.
-        unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done) };
-        // Non-temporal stores are weakly ordered: the fence makes them
-        // visible before any later store, e.g. the Release store of an
-        // acknowledgement or of a publication that hands the buffer on.
-        // SAFETY: SSE is part of x86-64.
-        unsafe { _mm_sfence() };
+    // SAFETY (all three): forwarded contract; the CPU has the feature.
+    match isa::detect() {
+        Isa::Avx512 if len >= 128 => unsafe { x86::stream_avx512(dst, src, len) },
+        Isa::Avx2 if len >= 128 => unsafe { x86::stream_avx2(dst, src, len) },
+        _ => unsafe { x86::stream_sse2(dst, src, len) },
     }
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: forwarded contract.
@@ -531,25 +563,43 @@ mod tests {
     /// around the destination range is touched.
     #[test]
     fn streaming_copy_is_a_copy() {
+        type Stream = unsafe fn(*mut u8, *const u8, usize);
+        let mut ways: Vec<(&str, Stream)> = vec![("copy_streaming", copy_streaming)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::kernels::isa::detect;
+            ways.push(("sse2", super::x86::stream_sse2));
+            if detect() as u8 >= Isa::Avx2 as u8 {
+                ways.push(("avx2", super::x86::stream_avx2));
+            }
+            if detect() == Isa::Avx512 {
+                ways.push(("avx512", super::x86::stream_avx512));
+            }
+        }
         let src: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
-        for dst_off in [0, 1, 7, 15, 16, 17, 31, 32, 48, 63] {
-            for src_off in [0, 1, 5, 16] {
-                for len in [
-                    0, 1, 15, 16, 17, 31, 33, 100, 127, 128, 129, 255, 256, 257, 1000, 4000,
-                ] {
-                    let mut dst = vec![0xAAu8; 4200];
-                    // SAFETY: both ranges lie within their vectors.
-                    unsafe {
-                        copy_streaming(
-                            dst.as_mut_ptr().add(64 + dst_off),
-                            src.as_ptr().add(src_off),
-                            len,
-                        )
-                    };
-                    let at = 64 + dst_off;
-                    assert_eq!(&dst[at..at + len], &src[src_off..src_off + len]);
-                    assert!(dst[..at].iter().all(|&b| b == 0xAA));
-                    assert!(dst[at + len..].iter().all(|&b| b == 0xAA));
+        for (name, way) in ways {
+            for dst_off in [0, 1, 7, 15, 16, 17, 31, 32, 48, 63] {
+                for src_off in [0, 1, 5, 16] {
+                    for len in [
+                        0, 1, 15, 16, 17, 31, 33, 63, 64, 65, 100, 127, 128, 129, 191, 192, 193,
+                        255, 256, 257, 1000, 4000,
+                    ] {
+                        let mut dst = vec![0xAAu8; 4200];
+                        // SAFETY: both ranges lie within their vectors; the
+                        // CPU has the kernel's feature (checked above).
+                        unsafe {
+                            way(
+                                dst.as_mut_ptr().add(64 + dst_off),
+                                src.as_ptr().add(src_off),
+                                len,
+                            )
+                        };
+                        let at = 64 + dst_off;
+                        let case = format!("{name} dst+{dst_off} src+{src_off} len {len}");
+                        assert_eq!(&dst[at..at + len], &src[src_off..src_off + len], "{case}");
+                        assert!(dst[..at].iter().all(|&b| b == 0xAA), "{case}: before");
+                        assert!(dst[at + len..].iter().all(|&b| b == 0xAA), "{case}: after");
+                    }
                 }
             }
         }
