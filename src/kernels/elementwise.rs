@@ -164,7 +164,8 @@ pub unsafe fn run_base<T: Copy, F: Fold<T>, const L: usize>(
     unsafe { apply::<T, F, L>(a, b, out, n) }
 }
 
-/// The loop compiled with AVX2 (256-bit integer and float vectors).
+/// The loop compiled with AVX2 (256-bit integer and float vectors); a
+/// large fused call streams as with AVX-512 ([`run_avx512`]).
 ///
 /// # Safety
 /// As [`apply`]; the CPU must support AVX2 (checked by `isa::detect`).
@@ -176,8 +177,13 @@ pub unsafe fn run_avx2<T: Copy, F: Fold<T>, const L: usize>(
     out: *mut u8,
     n: usize,
 ) {
-    // SAFETY: forwarded contract.
-    unsafe { apply::<T, F, L>(a, b, out, n) }
+    let fused = out.cast_const() != a && out.cast_const() != b;
+    // SAFETY (both): forwarded contract.
+    if fused && n * std::mem::size_of::<T>() >= super::isa::stream_threshold() {
+        unsafe { apply_streaming_avx2::<T, F, L>(a, b, out, n) }
+    } else {
+        unsafe { apply::<T, F, L>(a, b, out, n) }
+    }
 }
 
 /// The loop compiled with AVX-512 F+BW+DQ+VL: 512-bit vectors for every
@@ -199,7 +205,7 @@ pub unsafe fn run_avx512<T: Copy, F: Fold<T>, const L: usize>(
     let fused = out.cast_const() != a && out.cast_const() != b;
     // SAFETY (both): forwarded contract.
     if fused && n * std::mem::size_of::<T>() >= super::isa::stream_threshold() {
-        unsafe { apply_streaming::<T, F, L>(a, b, out, n) }
+        unsafe { apply_streaming_avx512::<T, F, L>(a, b, out, n) }
     } else {
         unsafe { apply::<T, F, L>(a, b, out, n) }
     }
@@ -207,70 +213,84 @@ pub unsafe fn run_avx512<T: Copy, F: Fold<T>, const L: usize>(
 
 /// [`apply`] for a large fused call: the blocks are written with
 /// non-temporal stores (`vmovntdq`), which skip the read for ownership of
-/// each output line and leave the caches to the operands.
+/// each output line and leave the caches to the operands.  One function
+/// per vector width (`$vec`, `$per_block` of them in a block of
+/// `BLOCK_BYTES`), each inlined into the loop compiled for its ISA.
 ///
 /// # Safety
-/// As [`apply`], with `out` overlapping neither operand; AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn apply_streaming<T: Copy, F: Fold<T>, const L: usize>(
-    a: *const u8,
-    b: *const u8,
-    out: *mut u8,
-    n: usize,
-) {
-    use std::arch::x86_64::{__m512i, _mm512_stream_si512, _mm_sfence};
-    const { assert!(L * std::mem::size_of::<T>() == 4 * 64) };
-    let w = std::mem::size_of::<T>();
-    // Streaming stores need 64-byte aligned addresses: the elements before
-    // the first aligned one go through the ordinary loop; an `out` not
-    // aligned to its element size never reaches alignment, so all of it
-    // does.  So does a call whose operands sit at another offset within a
-    // cache line than `out`: every 64-byte load then spans two lines, and
-    // with streaming stores that measured 20 % *slower* than the ordinary
-    // loop (docs/kernels.md), against 25 % faster with all three aligned.
-    let line = |p: usize| p % 64;
-    if !(out as usize).is_multiple_of(w)
-        || line(a as usize) != line(out as usize)
-        || line(b as usize) != line(out as usize)
-    {
-        // SAFETY: forwarded contract.
-        return unsafe { apply::<T, F, L>(a, b, out, n) };
-    }
-    let head = (((64 - out as usize % 64) % 64) / w).min(n);
-    // SAFETY: head <= n elements, forwarded contract; the offsets below stay
-    // inside the buffers (head + i + L <= n).
-    unsafe {
-        apply::<T, F, L>(a, b, out, head);
-        let (a, b, out, n) = (
-            a.add(head * w),
-            b.add(head * w),
-            out.add(head * w),
-            n - head,
-        );
-        let mut i = 0;
-        while i + L <= n {
-            let xa = ptr::read_unaligned(a.add(i * w).cast::<[T; L]>());
-            let mut xb = ptr::read_unaligned(b.add(i * w).cast::<[T; L]>());
-            for l in 0..L {
-                xb[l] = F::fold(xa[l], xb[l]);
+/// As [`apply`], with `out` overlapping neither operand; the ISA's
+/// features present (the caller is compiled for them).
+macro_rules! apply_streaming {
+    ($name:ident, $vec:ident, $per_block:expr, $stream:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        unsafe fn $name<T: Copy, F: Fold<T>, const L: usize>(
+            a: *const u8,
+            b: *const u8,
+            out: *mut u8,
+            n: usize,
+        ) {
+            use std::arch::x86_64::{_mm_sfence, $stream, $vec};
+            const { assert!(L * std::mem::size_of::<T>() == BLOCK_BYTES) };
+            const { assert!($per_block * std::mem::size_of::<$vec>() == BLOCK_BYTES) };
+            let w = std::mem::size_of::<T>();
+            // Streaming stores need aligned addresses (and write whole
+            // lines from 64-byte aligned ones): the elements before the
+            // first aligned one go through the ordinary loop; an `out` not
+            // aligned to its element size never reaches alignment, so all
+            // of it does.  So does a call whose operands sit at another
+            // offset within a cache line than `out`: every 64-byte load
+            // then spans two lines, and with streaming stores that measured
+            // 20 % *slower* than the ordinary loop (docs/kernels.md, AVX-512),
+            // against 25 % faster with all three aligned.
+            let line = |p: usize| p % 64;
+            if !(out as usize).is_multiple_of(w)
+                || line(a as usize) != line(out as usize)
+                || line(b as usize) != line(out as usize)
+            {
+                // SAFETY: forwarded contract.
+                return unsafe { apply::<T, F, L>(a, b, out, n) };
             }
-            // The block's 256 bytes as four 512-bit vectors (a bit copy the
-            // compiler folds away: they are in registers already).
-            let v = ptr::read_unaligned(xb.as_ptr().cast::<[__m512i; 4]>());
-            let dst = out.add(i * w).cast::<__m512i>();
-            for (j, x) in v.into_iter().enumerate() {
-                // `dst` is 64-byte aligned: out + head elements is, and
-                // every block is 256 bytes.
-                _mm512_stream_si512(dst.add(j), x);
+            let head = (((64 - out as usize % 64) % 64) / w).min(n);
+            // SAFETY: head <= n elements, forwarded contract; the offsets
+            // below stay inside the buffers (head + i + L <= n).
+            unsafe {
+                apply::<T, F, L>(a, b, out, head);
+                let (a, b, out, n) = (
+                    a.add(head * w),
+                    b.add(head * w),
+                    out.add(head * w),
+                    n - head,
+                );
+                let mut i = 0;
+                while i + L <= n {
+                    let xa = ptr::read_unaligned(a.add(i * w).cast::<[T; L]>());
+                    let mut xb = ptr::read_unaligned(b.add(i * w).cast::<[T; L]>());
+                    for l in 0..L {
+                        xb[l] = F::fold(xa[l], xb[l]);
+                    }
+                    // The block's bytes as vectors (a bit copy the compiler
+                    // folds away: they are in registers already).
+                    let v = ptr::read_unaligned(xb.as_ptr().cast::<[$vec; $per_block]>());
+                    let dst = out.add(i * w).cast::<$vec>();
+                    for (j, x) in v.into_iter().enumerate() {
+                        // `dst` is 64-byte aligned: out + head elements
+                        // is, and every block is BLOCK_BYTES.
+                        $stream(dst.add(j), x);
+                    }
+                    block_boundary();
+                    i += L;
+                }
+                // Non-temporal stores are weakly ordered, even on x86:
+                // without this fence the release store that publishes the
+                // result (a queue flag) could become visible before the
+                // data.
+                _mm_sfence();
+                apply::<T, F, L>(a.add(i * w), b.add(i * w), out.add(i * w), n - i);
             }
-            block_boundary();
-            i += L;
         }
-        // Non-temporal stores are weakly ordered, even on x86: without this
-        // fence the release store that publishes the result (a queue flag)
-        // could become visible before the data.
-        _mm_sfence();
-        apply::<T, F, L>(a.add(i * w), b.add(i * w), out.add(i * w), n - i);
-    }
+    };
 }
+
+apply_streaming!(apply_streaming_avx512, __m512i, 4, _mm512_stream_si512);
+apply_streaming!(apply_streaming_avx2, __m256i, 8, _mm256_stream_si256);

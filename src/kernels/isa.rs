@@ -59,7 +59,7 @@ pub fn available() -> Vec<Isa> {
         .collect()
 }
 
-/// Output size (bytes) from which a fused AVX-512 kernel call writes its
+/// Output size (bytes) from which a fused AVX2 or AVX-512 kernel call writes its
 /// result with non-temporal stores; 0 = not yet decided.
 static STREAM_FROM: AtomicUsize = AtomicUsize::new(0);
 
