@@ -154,10 +154,25 @@ fn np6_allreduce_reduce_scatter_allgather() {
 
 // ---- Alltoall and Scan/Exscan under each named algorithm ----
 
+/// The checker's `scenario` on `np` processes with `param` forcing `alg`,
+/// and the queue parameters `geometry` if any.  The checker is told that
+/// geometry too (`--s`, `--f`), so that its counts are sized to the ring
+/// (several times its bytes: many fragments per block, the queue wrapping
+/// round) rather than to the default one: 3 MiB Reduce_scatter and Scan
+/// calls through two 64-byte slots at np=4 on 2 cores ran past the
+/// checker's 200 s alarm on a Zen 3 VM (2026-11-27).
 fn forced(np: usize, scenario: &str, param: &str, alg: &str, geometry: &[(&str, &str)]) {
     let mut mca = vec![(param, alg)];
     mca.extend_from_slice(geometry);
-    let (_, served, _) = totals(np, scenario, &mca, &[]);
+    let given = |name: &str| geometry.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    let mut args = Vec::new();
+    if let Some(s) = given("coll_sharm_queue_slots") {
+        args.extend(["--s", s]);
+    }
+    if let Some(f) = given("coll_sharm_fragment_size") {
+        args.extend(["--f", f]);
+    }
+    let (_, served, _) = totals(np, scenario, &mca, &args);
     assert!(served > 0, "sharm served nothing");
 }
 
