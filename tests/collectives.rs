@@ -155,22 +155,22 @@ fn np6_allreduce_reduce_scatter_allgather() {
 // ---- Alltoall and Scan/Exscan under each named algorithm ----
 
 /// The checker's `scenario` on `np` processes with `param` forcing `alg`,
-/// and the queue parameters `geometry` if any.  The checker is told that
-/// geometry too (`--s`, `--f`), so that its counts are sized to the ring
-/// (several times its bytes: many fragments per block, the queue wrapping
-/// round) rather than to the default one: 3 MiB Reduce_scatter and Scan
-/// calls through two 64-byte slots at np=4 on 2 cores ran past the
-/// checker's 200 s alarm on a Zen 3 VM (2026-11-27).
-fn forced(np: usize, scenario: &str, param: &str, alg: &str, geometry: &[(&str, &str)]) {
+/// through a queue of `ring` = (slots, fragment bytes) if given.  The
+/// checker is told that ring too (`--s`, `--f`, as `geometry` does), so
+/// that its counts are sized to it (several times its bytes: many
+/// fragments per block, the queue wrapping round) rather than to the
+/// default one: 3 MiB Reduce_scatter and Scan calls through two 64-byte
+/// slots at np=4 on 2 cores ran past the checker's 200 s alarm on a Zen 3
+/// VM (2026-11-27).
+fn forced(np: usize, scenario: &str, param: &str, alg: &str, ring: Option<(&str, &str)>) {
     let mut mca = vec![(param, alg)];
-    mca.extend_from_slice(geometry);
-    let given = |name: &str| geometry.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
     let mut args = Vec::new();
-    if let Some(s) = given("coll_sharm_queue_slots") {
-        args.extend(["--s", s]);
-    }
-    if let Some(f) = given("coll_sharm_fragment_size") {
-        args.extend(["--f", f]);
+    if let Some((s, f)) = ring {
+        mca.extend([
+            ("coll_sharm_queue_slots", s),
+            ("coll_sharm_fragment_size", f),
+        ]);
+        args.extend(["--s", s, "--f", f]);
     }
     let (_, served, _) = totals(np, scenario, &mca, &args);
     assert!(served > 0, "sharm served nothing");
@@ -180,7 +180,7 @@ fn forced(np: usize, scenario: &str, param: &str, alg: &str, geometry: &[(&str, 
 fn alltoall_linear_and_pairwise() {
     for alg in ["linear", "pairwise"] {
         for np in [2, 3, 5] {
-            forced(np, "alltoall", "coll_sharm_alltoall_algorithm", alg, &[]);
+            forced(np, "alltoall", "coll_sharm_alltoall_algorithm", alg, None);
         }
         // Many fragments per block and queue wrap-around.
         forced(
@@ -188,10 +188,7 @@ fn alltoall_linear_and_pairwise() {
             "alltoall",
             "coll_sharm_alltoall_algorithm",
             alg,
-            &[
-                ("coll_sharm_queue_slots", "2"),
-                ("coll_sharm_fragment_size", "64"),
-            ],
+            Some(("2", "64")),
         );
     }
 }
@@ -200,17 +197,14 @@ fn alltoall_linear_and_pairwise() {
 fn scan_linear_and_chain() {
     for alg in ["linear", "chain"] {
         for np in [2, 3, 5] {
-            forced(np, "scan", "coll_sharm_scan_algorithm", alg, &[]);
+            forced(np, "scan", "coll_sharm_scan_algorithm", alg, None);
         }
         forced(
             4,
             "scan",
             "coll_sharm_scan_algorithm",
             alg,
-            &[
-                ("coll_sharm_queue_slots", "2"),
-                ("coll_sharm_fragment_size", "64"),
-            ],
+            Some(("2", "64")),
         );
     }
 }
@@ -223,7 +217,7 @@ fn allgather_gather_bcast() {
             "allgather",
             "coll_sharm_allgather_algorithm",
             "gather_bcast",
-            &[],
+            None,
         );
     }
     forced(
@@ -231,10 +225,7 @@ fn allgather_gather_bcast() {
         "allgather",
         "coll_sharm_allgather_algorithm",
         "gather_bcast",
-        &[
-            ("coll_sharm_queue_slots", "2"),
-            ("coll_sharm_fragment_size", "64"),
-        ],
+        Some(("2", "64")),
     );
 }
 
@@ -246,7 +237,7 @@ fn reduce_scatter_reduce_then_scatter() {
             "redscat",
             "coll_sharm_reduce_scatter_algorithm",
             "reduce_then_scatter",
-            &[],
+            None,
         );
     }
     forced(
@@ -254,10 +245,7 @@ fn reduce_scatter_reduce_then_scatter() {
         "redscat",
         "coll_sharm_reduce_scatter_algorithm",
         "reduce_then_scatter",
-        &[
-            ("coll_sharm_queue_slots", "2"),
-            ("coll_sharm_fragment_size", "64"),
-        ],
+        Some(("2", "64")),
     );
 }
 

@@ -177,9 +177,8 @@ pub unsafe fn run_avx2<T: Copy, F: Fold<T>, const L: usize>(
     out: *mut u8,
     n: usize,
 ) {
-    let fused = out.cast_const() != a && out.cast_const() != b;
     // SAFETY (both): forwarded contract.
-    if fused && n * std::mem::size_of::<T>() >= super::isa::stream_threshold() {
+    if large_fused::<T>(a, b, out, n) {
         unsafe { apply_streaming_avx2::<T, F, L>(a, b, out, n) }
     } else {
         unsafe { apply::<T, F, L>(a, b, out, n) }
@@ -202,13 +201,22 @@ pub unsafe fn run_avx512<T: Copy, F: Fold<T>, const L: usize>(
     out: *mut u8,
     n: usize,
 ) {
-    let fused = out.cast_const() != a && out.cast_const() != b;
     // SAFETY (both): forwarded contract.
-    if fused && n * std::mem::size_of::<T>() >= super::isa::stream_threshold() {
+    if large_fused::<T>(a, b, out, n) {
         unsafe { apply_streaming_avx512::<T, F, L>(a, b, out, n) }
     } else {
         unsafe { apply::<T, F, L>(a, b, out, n) }
     }
+}
+
+/// Whether a call of `n` elements is fused (`out` distinct from both
+/// operands) and its output reaches [`super::isa::stream_threshold`]: the
+/// calls the vector loops hand to their streaming variant.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn large_fused<T>(a: *const u8, b: *const u8, out: *mut u8, n: usize) -> bool {
+    let fused = out.cast_const() != a && out.cast_const() != b;
+    fused && n * std::mem::size_of::<T>() >= super::isa::stream_threshold()
 }
 
 /// [`apply`] for a large fused call: the blocks are written with

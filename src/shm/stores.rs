@@ -836,9 +836,8 @@ mod tests {
     fn a_short_fill_leaves_the_read_to_a_long_one() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
-        // A call begun since the last read.
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
-        stores.calls_unread.set(1);
+        stores.new_call();
         let asked = Cell::new(0);
         let mut fill = |len: usize| {
             // SAFETY: both vectors hold `len` bytes.
