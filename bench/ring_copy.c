@@ -3,7 +3,7 @@
  * queues do; prints the reader's median time. Used for issue 11 to choose the large-stream fragment,
  * the fragments in flight and the ring's size, N x F, which must exceed one core's L2 cache
  * (README, "The queue protocol"; `layout::auto_slots`).
- * Build: gcc -O2 -mavx512f -pthread -o ring_copy bench/ring_copy.c
+ * Build: gcc -O2 -march=native -pthread -o ring_copy bench/ring_copy.c (AVX-512 or AVX2 streams)
  * Run:   ring_copy BYTES F N REPS [nt-reader 0|1] [nt-writer 0|1] */
 // two-thread pipeline copy microbenchmark: writer core0 -> slots -> reader core1
 #define _GNU_SOURCE
@@ -24,8 +24,15 @@ typedef struct { _Atomic uint64_t v; char pad[56]; } line;
 static line *hdr, ackl, startf, donef;
 static double tnow(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1e6+t.tv_nsec/1e3;}
 static void pin(int c){cpu_set_t s;CPU_ZERO(&s);CPU_SET(c,&s);pthread_setaffinity_np(pthread_self(),sizeof s,&s);}
+/* Non-temporal copy at the widest vectors the build targets: AVX-512 (one store a line) or AVX2 (two);
+ * d line-aligned, n a multiple of 64. */
 static void ntcopy(char*d,const char*s,size_t n){
+#ifdef __AVX512F__
   for(size_t i=0;i<n;i+=64){__m512i x=_mm512_loadu_si512(s+i);_mm512_stream_si512((__m512i*)(d+i),x);}
+#else
+  for(size_t i=0;i<n;i+=64){__m256i x=_mm256_loadu_si256((const __m256i*)(s+i)),y=_mm256_loadu_si256((const __m256i*)(s+i+32));
+    _mm256_stream_si256((__m256i*)(d+i),x);_mm256_stream_si256((__m256i*)(d+i+32),y);}
+#endif
 }
 static void cp(char*d,const char*s,size_t n,int nt){ if(nt) ntcopy(d,s,n); else memcpy(d,s,n); }
 static double res[100000];

@@ -211,6 +211,33 @@ fn nontemporal_auto_readers_report_late_headers() {
     }
 }
 
+/// Under `auto`, streams beyond 256 KiB follow the acknowledgements their
+/// writer spins for: a reader stamps its acknowledgements of large
+/// fragments, a writer that waited for one times it, says so at verbose
+/// 100, and after four late ones in a row writes non-temporally.  The
+/// checker's gathering calls with 4 MiB blocks (Allgather, Alltoall,
+/// Gather) wrap each 1 MiB ring several times, so writers wait for their
+/// rings; with the threshold at 1 ns every timed acknowledgement is late.
+/// A stamp, a timing or a verdict that does not run fails the test.  Every
+/// value still arrives.
+#[test]
+fn nontemporal_auto_large_streams_follow_acknowledgements() {
+    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["landing=1048576"]);
+    assert_every_process_takes(&out, 2, "Auto");
+    let timed = |what: &str| {
+        out.lines()
+            .any(|l| l.contains("an acknowledgement took") && l.contains(what))
+    };
+    assert!(
+        timed("follow the acknowledgements from now on"),
+        "a writer timed an acknowledgement:\n{out}"
+    );
+    assert!(
+        timed("non-temporal from now on"),
+        "late acknowledgements made a writer non-temporal:\n{out}"
+    );
+}
+
 /// Under `auto`, streams too short for every fragment to carry a stamp
 /// (8 KiB Bcasts, one fragment each) follow the readers' reports too: one
 /// short fragment in four is stamped, the readers time them, and each

@@ -251,6 +251,7 @@ impl Shared {
             params.nontemporal,
             params.nontemporal_min_size,
             crowding.crowded(),
+            params.nontemporal_far_latency_ns,
         );
         let shared = Shared {
             segment,
@@ -600,6 +601,8 @@ impl Shared {
             self.queues
                 .readers_far(self.me, recent, first, REPORTS_LOOKED_AT)
         };
+        // What the reservation of this slot may have timed (`reserve`).
+        self.stores.heard_ack(self.writer.take_ack_latency());
         // SAFETY: forwarded contract.
         unsafe {
             self.stores

@@ -4,7 +4,8 @@
 //! * Process `w` is the only writer of queue `w`: its slot headers and data.
 //! * Reader `r` is the only writer of ack line `r` of each queue it reads:
 //!   its acknowledgement and, advisory, its report of late headers
-//!   (`AckLine::far_at`, see `shm::stores`).
+//!   (`AckLine::far_at`) and the time of its last large acknowledgement
+//!   (`AckLine::released`; both for `shm::stores`).
 //!
 //! # Positions instead of per-queue counters
 //! Every process numbers the collective operations of a communicator the same
@@ -228,6 +229,44 @@ pub struct AckLine {
     /// Relaxed both ways: nothing is read on its strength but the
     /// writer's choice of stores, which is right either way.
     far_at: AtomicU64,
+    /// Advisory, for the queue's owner: when this reader acknowledged its
+    /// last fragment of [`STAMPED_MIN`] bytes or more, as an [`AckStamp`],
+    /// stored (Relaxed) just before `consumed`.  A writer that was spinning
+    /// on `consumed` when it moved to that very acknowledgement times from
+    /// it how long the line took to come across
+    /// (`Writer::take_ack_latency`).  One word, so that the time and the
+    /// acknowledgement it belongs to are never read torn.
+    released: AtomicU64,
+}
+
+/// What an ack line's `released` holds: the reader's clock (`clock_ns`)
+/// in its low 40 bits' worth of nanoseconds (18 minutes before it wraps;
+/// latencies are taken modulo that) above the low 24 bits of the
+/// acknowledged `wseq`, which name the acknowledgement the time belongs to.
+struct AckStamp;
+
+impl AckStamp {
+    const WSEQ_BITS: u32 = 24;
+    const WSEQ_MASK: u64 = (1 << Self::WSEQ_BITS) - 1;
+    const CLOCK_MASK: u64 = (1 << (64 - Self::WSEQ_BITS)) - 1;
+
+    fn word(clock_ns: u64, wseq: u64) -> u64 {
+        (clock_ns << Self::WSEQ_BITS) | (wseq & Self::WSEQ_MASK)
+    }
+
+    /// The ns from the stamp `stamp` to `now_ns`, if it names the
+    /// acknowledgement `wseq` (at least 1: a stamp a few ns ahead of our
+    /// clock reads as the shortest).
+    fn latency(stamp: u64, wseq: u64, now_ns: u64) -> Option<u32> {
+        if stamp == 0 || stamp & Self::WSEQ_MASK != wseq & Self::WSEQ_MASK {
+            return None;
+        }
+        let then = stamp >> Self::WSEQ_BITS;
+        let ns = now_ns.wrapping_sub(then) & Self::CLOCK_MASK;
+        // A stamp just ahead of our clock wraps to nearly the whole range.
+        let ns = if ns > Self::CLOCK_MASK / 2 { 1 } else { ns };
+        Some(ns.clamp(1, u32::MAX as u64) as u32)
+    }
 }
 
 /// A process's line in the segment's sync area (barrier), written by that
@@ -670,8 +709,16 @@ impl Queues {
     /// Tells queue `w`'s owner that reader `me` is done with `fragment`
     /// (and with everything it published before it).
     pub fn release(&self, me: usize, w: usize, fragment: Incoming) {
+        let line = self.ack_line(w, me);
+        // Large fragments only: a clock read (30 ns) would show in every
+        // small call, and large streams are the ones whose stores the
+        // writer chooses by these times (`shm::stores`, "Acknowledgements").
+        if fragment.len >= STAMPED_MIN {
+            let stamp = AckStamp::word(clock_ns(), fragment.wseq);
+            line.released.store(stamp, Ordering::Relaxed);
+        }
         // Release: our reads of the slot happen before the owner's next write.
-        self.ack(w, me).store(fragment.wseq, Ordering::Release);
+        line.consumed.store(fragment.wseq, Ordering::Release);
     }
 }
 
@@ -732,6 +779,10 @@ pub struct Writer {
     /// in `seen` came from a synchronising load, so their minimum does too.
     /// 0 until every other process was seen.
     seen_by_all: u64,
+    /// How long, in ns, the last acknowledgement this writer was spinning
+    /// for took from its reader's clock to ours (0: none since it was
+    /// taken, `take_ack_latency`).
+    ack_latency_ns: std::cell::Cell<u32>,
 }
 
 impl Writer {
@@ -748,6 +799,7 @@ impl Writer {
             pending: vec![Pending::default(); slots],
             seen: vec![0; processes],
             seen_by_all: 0,
+            ack_latency_ns: std::cell::Cell::new(0),
         }
     }
 
@@ -788,6 +840,7 @@ impl Writer {
             return;
         }
         let (me, wseq, seen) = (self.me, pending.wseq, &mut self.seen);
+        let latency = &self.ack_latency_ns;
         let mut looked = false;
         let mut wait_for = |r: usize| {
             if seen[r] < wseq {
@@ -800,11 +853,21 @@ impl Writer {
                 // load.  A second, Relaxed load could return a newer value
                 // whose store we never synchronised with.
                 let mut acked = 0;
-                waiter.until(|| {
+                let arrival = waiter.until_noting(|| {
                     acked = ack.load(Ordering::Acquire);
                     acked >= wseq
                 });
                 seen[r] = acked;
+                // Timed only when we were spinning as the line came (as a
+                // reader times headers, `queue::Arrival`), and only against
+                // the stamp of the very acknowledgement we saw: a stamp of an
+                // earlier one would time how long ago that was.
+                if arrival == Arrival::Spinning {
+                    let stamp = q.ack_line(me, r).released.load(Ordering::Relaxed);
+                    if let Some(ns) = AckStamp::latency(stamp, acked, clock_ns()) {
+                        latency.set(ns);
+                    }
+                }
             }
         };
         if pending.all_others {
@@ -822,6 +885,12 @@ impl Writer {
                 .min()
                 .unwrap_or(u64::MAX);
         }
+    }
+
+    /// The latency of the last acknowledgement this writer spun for, in ns
+    /// (0: none since the last call), taken.
+    pub fn take_ack_latency(&self) -> u32 {
+        self.ack_latency_ns.replace(0)
     }
 
     /// Whether a fragment of `len` bytes (at least `stamp_from`) takes a
@@ -1406,6 +1475,69 @@ pub(crate) mod tests {
             );
         }
     }
+    /// A writer that spins for a reader's acknowledgement of a large
+    /// fragment times it; one for a small fragment's, or one that was there
+    /// before it looked, does not.
+    #[test]
+    fn writers_time_the_large_acknowledgements_they_spin_for() {
+        // Two slots: op and op + 2 share one.
+        let seg = TestSegment::new(Layout::new(2, 2, STAMPED_MIN).unwrap());
+        let (q, spinning) = (&seg.queues, Waiter::standalone(false));
+        let mut writer = Writer::new(0, 2, 2, None);
+        // Publishes `len` bytes as op `op`, has reader 1 release it after
+        // `delay` µs (0: before we look), and reserves its slot again (op +
+        // 2), which waits for that acknowledgement.
+        let mut exchange = |op: u64, len: usize, delay: u64| {
+            let pos = Pos::new(op, 0);
+            writer.reserve(q, &spinning, pos, len);
+            writer.publish(q, pos, len, Readers::One(1));
+            let seg2 = Arc::clone(&seg);
+            let reader = std::thread::spawn(move || {
+                let q = &seg2.queues;
+                let frag = q.receive(&Waiter::standalone(false), 0, pos);
+                let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
+                while std::time::Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+                q.release(1, 0, frag);
+            });
+            if delay == 0 {
+                reader.join().unwrap();
+                writer.reserve(q, &spinning, Pos::new(op + 2, 0), len);
+            } else {
+                writer.reserve(q, &spinning, Pos::new(op + 2, 0), len);
+                reader.join().unwrap();
+            }
+            writer.take_ack_latency()
+        };
+        // The acknowledgement may also come as the wait looks between
+        // rounds of spins (`Arrival::Late`): some try of up to 64 must time.
+        let timed = (0..64)
+            .map(|k| exchange(4 * k + 1, STAMPED_MIN, 100))
+            .find(|&ns| ns > 0);
+        assert!(timed.is_some_and(|ns| ns < 1_000_000_000), "{timed:?}");
+        assert_eq!(exchange(401, STAMPED_MIN, 0), 0, "no wait");
+        assert_eq!(exchange(405, STAMPED_MIN - 1, 100), 0, "a small fragment");
+    }
+
+    /// An ack stamp names its acknowledgement, and its latency survives the
+    /// wrap of its clock field; a stamp ahead of our clock reads as 1 ns.
+    #[test]
+    fn ack_stamps_name_their_acknowledgement() {
+        let stamp = AckStamp::word(1_000, 77);
+        assert_eq!(AckStamp::latency(stamp, 77, 1_250), Some(250));
+        assert_eq!(AckStamp::latency(stamp, 78, 1_250), None);
+        assert_eq!(AckStamp::latency(0, 0, 1_250), None);
+        assert_eq!(AckStamp::latency(stamp, 77, 990), Some(1));
+        let wrap = AckStamp::CLOCK_MASK + 1;
+        let late = AckStamp::word(wrap - 100, 5);
+        assert_eq!(AckStamp::latency(late, 5, wrap + 300), Some(400));
+        // Only the low bits of wseq are kept: the stamp of a much later
+        // acknowledgement with the same low bits cannot be told apart, but
+        // a neighbour can.
+        assert_eq!(AckStamp::latency(stamp, 77 + (1 << 24), 1_250), Some(250));
+    }
+
     /// A stamping writer stamps every fragment from `STAMPED_MIN` on, one
     /// short fragment in `SHORT_STAMP_EVERY` from its `stamp_from` on, and
     /// none shorter; a writer that does not stamp, none.

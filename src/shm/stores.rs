@@ -94,6 +94,31 @@
 //! but near Bcasts of 4-16 KiB alone still took 1.13-1.34x (5 / 4
 //! launches): their writers still go non-temporal at times, why is open.
 //!
+//! Acknowledgements (from 2026-11-27 evening): streams beyond
+//! `REPORTED_STREAM_MAX` follow the latency of the acknowledgements their
+//! writer spins for.  A reader stamps its acknowledgement of every large
+//! fragment with its clock (`queue::AckStamp`); a writer that was spinning
+//! on that line as it moved times it, as a reader times a header, and the
+//! same thresholds and counts in a row turn it far or near.  Why: the
+//! writer's own timings judge the memory as much as the placement.  On the
+//! Zen 3 VM launch of that evening (memcpy of 64 MiB at 3.7-5.2 GB/s) a
+//! 16 MiB Gather's sender, with the cores near (line round trip 111 ns),
+//! timed its ordinary 32 KiB fills at 4.8-5.5 GB/s, mostly below the far
+//! threshold, because the root's non-temporal landing of the same call
+//! kept the memory busy; it went non-temporal, and the root then read the
+//! stream from memory instead of the sender's cache.  `bench/ring_copy.c`
+//! (16 MiB through 32 slots of 32 KiB, non-temporal reader, cores near)
+//! took 1.46-1.53 ms with an ordinary writer and 2.20-2.30 with a
+//! non-temporal one.  Readers' reports cannot stand in: a reader of a large
+//! stream mostly trails its writer and times no header (see
+//! `REPORTED_STREAM_MAX`); the writer of such a stream waits for its ring
+//! instead, for the acknowledgements.  Paired np=2 (`bench/paired_ab.c`,
+//! fresh data, 4 launches, each crossing between the placements), the old
+//! choice's time over the new: Gather, Bcast, Reduce, Allreduce, Allgather,
+//! Alltoall and Scatter of 16 MiB 1.20 in the median cell (0.99-1.51), 4
+//! MiB 1.14 (0.94-1.77), 512 KiB 1.04 (0.64-2.07; `docs/benchmark/
+//! 2026-11-27-af-acks`).
+//!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
 //! borrowed.
@@ -263,6 +288,15 @@ pub struct Stores {
     /// `REPORTED_STREAM_MAX` (`auto` on a node that is not crowded, where
     /// readers spin and so time headers).
     readers_judge: bool,
+    /// A latency this long (ns) is a sign of far cores, one shorter than
+    /// `near_below` of near ones (as for the readers' headers, `Reads`).
+    far_from: u32,
+    near_below: u32,
+    /// What the acknowledgements this writer spun for said, which decides
+    /// streams beyond `REPORTED_STREAM_MAX` once one did (`acks_heard`;
+    /// module comment, "Acknowledgements").
+    ack_verdict: Cell<Verdict>,
+    acks_heard: Cell<bool>,
     /// Calls begun (`new_call`) since the reports were last read; 0: read
     /// in this call already, or no call begun.
     calls_unread: Cell<u32>,
@@ -273,8 +307,14 @@ pub struct Stores {
 impl Stores {
     /// The stores of process `me`; `crowded`: every process of the channel
     /// runs crowded (`Shared::crowded`), and rechecks follow the count
-    /// alone.
-    pub fn new(me: usize, mode: NontemporalMode, min: usize, crowded: bool) -> Stores {
+    /// alone; `far_from`: `Params::nontemporal_far_latency_ns`.
+    pub fn new(
+        me: usize,
+        mode: NontemporalMode,
+        min: usize,
+        crowded: bool,
+        far_from: u32,
+    ) -> Stores {
         Stores {
             me,
             mode,
@@ -289,8 +329,46 @@ impl Stores {
             last_timed: Cell::new(None),
             said: Cell::new(false),
             readers_judge: mode == NontemporalMode::Auto && !crowded,
+            far_from,
+            near_below: near_share(far_from),
+            ack_verdict: Cell::new(Verdict::default()),
+            acks_heard: Cell::new(false),
             calls_unread: Cell::new(0),
             readers_far: Cell::new(false),
+        }
+    }
+
+    /// An acknowledgement this writer spun for took `ns` ns to reach it
+    /// (`queue::Writer::take_ack_latency`; 0: none was timed).  Only under
+    /// `auto` on a node that is not crowded: a yielding wait would time the
+    /// scheduler.
+    pub fn heard_ack(&self, ns: u32) {
+        if ns == 0 || !self.readers_judge {
+            return;
+        }
+        let was = self.ack_verdict.get();
+        let now = was.step(
+            Sample::of_header(ns, self.far_from, self.near_below),
+            HEADERS_LATE_IN_A_ROW,
+        );
+        self.ack_verdict.set(now);
+        if !self.acks_heard.replace(true) {
+            trace!(
+                "queue stores of process {}: an acknowledgement took {ns} ns: streams over {} KiB follow the acknowledgements from now on",
+                self.me,
+                REPORTED_STREAM_MAX >> 10
+            );
+        }
+        if now.far != was.far {
+            trace!(
+                "queue stores of process {}: an acknowledgement took {ns} ns: {}",
+                self.me,
+                if now.far {
+                    "non-temporal from now on"
+                } else {
+                    "ordinary from now on"
+                }
+            );
         }
     }
 
@@ -307,6 +385,7 @@ impl Stores {
     pub fn far(&self, stream_bytes: usize) -> bool {
         match self.mode {
             _ if self.judged(stream_bytes) => self.readers_far.get(),
+            _ if self.readers_judge && self.acks_heard.get() => self.ack_verdict.get().far,
             NontemporalMode::Auto | NontemporalMode::Fills => self.verdict.get().far,
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
@@ -412,6 +491,17 @@ impl Stores {
             }
             return far;
         }
+        // Larger streams follow the acknowledgements' latencies once there
+        // were some, and until then this writer's own timings.
+        if self.readers_judge && self.acks_heard.get() {
+            let far = self.ack_verdict.get().far;
+            if far {
+                nontemporal();
+            } else {
+                ordinary();
+            }
+            return far;
+        }
         // The rest (and under `fills` every fragment) follow this writer's
         // own timings.
         let verdict = self.verdict.get();
@@ -477,15 +567,24 @@ impl Stores {
 /// near (a far pair of cores cannot pass a line that fast, so one such
 /// header withdraws a report).
 const NEAR_SHARE: (u32, u32) = (2, 3);
+/// The latency below which a header or an acknowledgement is a sign of
+/// near cores, when one of `far_from` or more is a sign of far ones.
+fn near_share(far_from: u32) -> u32 {
+    (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32
+}
+
 /// Late headers in a row before a reader reports (a late one may be a
 /// preemption, an interrupt, or a wait that was driving Open MPI's progress
 /// engine when the header came; with the cores near, about one in ten
 /// came 300 ns late or more, see `Reads`).
 const HEADERS_LATE_IN_A_ROW: u8 = 4;
 /// Only fragments of streams up to this size follow their readers'
-/// reports; larger ones follow the writer's own fills (the reports were
-/// first made from the readers' copies, which in larger streams ran into
-/// the memory's bandwidth whatever the placement).
+/// reports; larger ones follow the latencies of the acknowledgements their
+/// writer waits for (module comment, "Acknowledgements"), or its own fills
+/// before any was timed.  Why not the reports: a reader of a large stream
+/// mostly trails its writer, finds each header published when it looks, and
+/// so times none (reports for every size, paired np=2, 2026-11-27 evening:
+/// Allgather 4 / 16 MiB 1.19-1.37x the time in three launches of four).
 pub const REPORTED_STREAM_MAX: usize = 256 << 10;
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
@@ -550,7 +649,7 @@ impl Reads {
         Reads {
             mode,
             far_from,
-            near_below: (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32,
+            near_below: near_share(far_from),
             per_writer: vec![Cell::new(Verdict::default()); p],
         }
     }
@@ -603,6 +702,8 @@ unsafe fn streaming(dst: *mut u8, src: *const u8, len: usize) {
 mod tests {
     use super::*;
 
+    const FAR: u32 = crate::ompi::params::DEFAULT_FAR_LATENCY_NS;
+
     const K64: usize = 64 << 10;
     /// 64 KiB at 13 GB/s (near) and at 3.7 GB/s (far), in ns.
     const NEAR_NS: f64 = 5_000.0;
@@ -648,7 +749,7 @@ mod tests {
             NontemporalMode::Always,
             NontemporalMode::Fills,
         ] {
-            let stores = Stores::new(0, mode, 16 << 10, false);
+            let stores = Stores::new(0, mode, 16 << 10, false, FAR);
             // One destination, touched first: a page fault in a timed fill
             // would look like far cores.
             let mut dst = vec![0u8; K64];
@@ -672,7 +773,7 @@ mod tests {
     /// of a 64 KiB fragment of a 1 MiB stream through them (whether it was
     /// non-temporal).
     fn far_stores(crowded: bool) -> (Stores, impl Fn(&Stores) -> bool) {
-        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, crowded);
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, crowded, FAR);
         stores.verdict.set(Verdict { far: true, slow: 0 });
         let (src, dst) = (vec![3u8; K64], Cell::new(vec![0u8; K64]));
         let fill = move |stores: &Stores| {
@@ -770,7 +871,7 @@ mod tests {
     fn readers_reports_steer_the_streams_they_judge() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
-        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
         stores.new_call();
         let asked = Cell::new(0);
         let far = || {
@@ -799,6 +900,53 @@ mod tests {
         assert!(stores.far(1 << 20), "its own verdict for longer streams");
     }
 
+    /// Streams beyond `REPORTED_STREAM_MAX` follow the latencies of the
+    /// acknowledgements their writer spun for once one was timed: far after
+    /// `HEADERS_LATE_IN_A_ROW` late ones, near again after one early one.
+    /// The streams the readers judge do not listen to them, and crowded
+    /// writers and `fills` ignore them.
+    #[test]
+    fn acknowledgements_steer_the_longer_streams() {
+        const LONG: usize = 1 << 20;
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
+        stores.verdict.set(Verdict { far: true, slow: 0 });
+        assert!(stores.far(LONG), "no acknowledgement timed: its own fills");
+        stores.heard_ack(0);
+        assert!(stores.far(LONG), "0: nothing was timed");
+        stores.heard_ack(FAR / 3);
+        assert!(!stores.far(LONG), "an early acknowledgement");
+        for _ in 1..HEADERS_LATE_IN_A_ROW {
+            stores.heard_ack(FAR);
+        }
+        assert!(!stores.far(LONG), "one late acknowledgement short");
+        stores.heard_ack(FAR);
+        assert!(stores.far(LONG));
+        stores.new_call();
+        let mut fill = |stream: usize| {
+            // SAFETY: both vectors hold K64 bytes.
+            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, stream, || false) }
+        };
+        assert!(fill(LONG), "late acknowledgements: non-temporal");
+        assert!(
+            !fill(2 * K64),
+            "the readers' reports (none) for judged streams"
+        );
+        stores.heard_ack(FAR / 3);
+        assert!(!fill(LONG), "an early one: ordinary again");
+        for (mode, crowded) in [
+            (NontemporalMode::Auto, true),
+            (NontemporalMode::Fills, false),
+        ] {
+            let stores = Stores::new(0, mode, 4 << 10, crowded, FAR);
+            for _ in 0..2 * HEADERS_LATE_IN_A_ROW {
+                stores.heard_ack(10 * FAR);
+            }
+            assert!(!stores.far(LONG), "{mode:?}, crowded {crowded}");
+        }
+    }
+
     /// Calls of short fragments only read the reports one call in
     /// `SHORT_CALLS_PER_READ` (each look may pull a reader's ack line
     /// across); a call with a long fragment reads them at once.
@@ -806,7 +954,7 @@ mod tests {
     fn short_calls_read_the_reports_now_and_then() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
-        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
         let asked = Cell::new(0);
         let mut call = |len: usize| {
             stores.new_call();
@@ -836,7 +984,7 @@ mod tests {
     fn a_short_fill_leaves_the_read_to_a_long_one() {
         let src = vec![7u8; K64];
         let mut dst = vec![0u8; K64];
-        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false);
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
         stores.new_call();
         let asked = Cell::new(0);
         let mut fill = |len: usize| {
@@ -882,7 +1030,7 @@ mod tests {
     fn fills_mode_never_asks_the_readers() {
         let src = vec![7u8; K64];
         let dst = Cell::new(vec![0u8; K64]);
-        let stores = Stores::new(0, NontemporalMode::Fills, 4 << 10, false);
+        let stores = Stores::new(0, NontemporalMode::Fills, 4 << 10, false, FAR);
         let asked = Cell::new(0);
         // A 32 KiB fragment of a 256 KiB stream (one the readers would
         // judge under `auto`), whose readers, if asked, say far.
