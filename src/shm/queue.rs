@@ -713,6 +713,9 @@ impl Queues {
         // Large fragments only: a clock read (30 ns) would show in every
         // small call, and large streams are the ones whose stores the
         // writer chooses by these times (`shm::stores`, "Acknowledgements").
+        // Relaxed: the Release store below orders it, so a writer whose
+        // Acquire load sees this acknowledgement sees this stamp or a later
+        // one (whose `wseq` bits then name another acknowledgement).
         if fragment.len >= STAMPED_MIN {
             let stamp = AckStamp::word(clock_ns(), fragment.wseq);
             line.released.store(stamp, Ordering::Relaxed);
@@ -888,7 +891,8 @@ impl Writer {
     }
 
     /// The latency of the last acknowledgement this writer spun for, in ns
-    /// (0: none since the last call), taken.
+    /// (0: none timed since the last take), taken: the next take finds 0
+    /// unless another is timed in between.
     pub fn take_ack_latency(&self) -> u32 {
         self.ack_latency_ns.replace(0)
     }
