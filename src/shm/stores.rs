@@ -214,16 +214,6 @@ impl Sample {
             _ => Sample::Between,
         }
     }
-
-    /// A header that reached its waiting reader `ns` after its stamp,
-    /// against the thresholds `far_from` and `near_below` (`Reads`).
-    fn of_header(ns: u32, far_from: u32, near_below: u32) -> Sample {
-        match ns {
-            ns if ns >= far_from => Sample::Far,
-            ns if ns < near_below => Sample::Near,
-            _ => Sample::Between,
-        }
-    }
 }
 
 /// What the last samples said (a writer's fills, or a reader's headers
@@ -288,10 +278,8 @@ pub struct Stores {
     /// `REPORTED_STREAM_MAX` (`auto` on a node that is not crowded, where
     /// readers spin and so time headers).
     readers_judge: bool,
-    /// A latency this long (ns) is a sign of far cores, one shorter than
-    /// `near_below` of near ones (as for the readers' headers, `Reads`).
-    far_from: u32,
-    near_below: u32,
+    /// What an acknowledgement's latency says (as a header's, `Reads`).
+    latencies: Latencies,
     /// What the acknowledgements this writer spun for said, which decides
     /// streams beyond `REPORTED_STREAM_MAX` once one did (`acks_heard`;
     /// module comment, "Acknowledgements").
@@ -329,8 +317,7 @@ impl Stores {
             last_timed: Cell::new(None),
             said: Cell::new(false),
             readers_judge: mode == NontemporalMode::Auto && !crowded,
-            far_from,
-            near_below: near_share(far_from),
+            latencies: Latencies::new(far_from),
             ack_verdict: Cell::new(Verdict::default()),
             acks_heard: Cell::new(false),
             calls_unread: Cell::new(0),
@@ -347,10 +334,7 @@ impl Stores {
             return;
         }
         let was = self.ack_verdict.get();
-        let now = was.step(
-            Sample::of_header(ns, self.far_from, self.near_below),
-            HEADERS_LATE_IN_A_ROW,
-        );
+        let now = was.step(self.latencies.sample(ns), HEADERS_LATE_IN_A_ROW);
         self.ack_verdict.set(now);
         if !self.acks_heard.replace(true) {
             trace!(
@@ -383,13 +367,11 @@ impl Stores {
     /// non-temporal stores now (for the tests: `fill` decides by itself).
     #[cfg(test)]
     pub fn far(&self, stream_bytes: usize) -> bool {
-        match self.mode {
-            _ if self.judged(stream_bytes) => self.readers_far.get(),
-            _ if self.readers_judge && self.acks_heard.get() => self.ack_verdict.get().far,
+        self.settled(stream_bytes).unwrap_or(match self.mode {
             NontemporalMode::Auto | NontemporalMode::Fills => self.verdict.get().far,
             NontemporalMode::Never => false,
             NontemporalMode::Always => true,
-        }
+        })
     }
 
     /// From how many bytes on our fragments carry a stamp for the readers
@@ -400,6 +382,22 @@ impl Stores {
     /// may belong to a longer stream.
     pub fn stamp_from(&self) -> Option<usize> {
         (self.mode == NontemporalMode::Auto).then(|| self.min.clamp(SHORT_STAMPED_MIN, STAMPED_MIN))
+    }
+
+    /// Whether a stream of `stream_bytes` bytes is far by the lines' latencies,
+    /// when they decide it (`auto` on a node that is not crowded): the
+    /// readers' reports up to `REPORTED_STREAM_MAX` (as last read), the
+    /// acknowledgements beyond once one was timed.  None: the writer's own
+    /// timings decide.
+    #[inline]
+    fn settled(&self, stream_bytes: usize) -> Option<bool> {
+        if self.judged(stream_bytes) {
+            Some(self.readers_far.get())
+        } else if self.readers_judge && self.acks_heard.get() {
+            Some(self.ack_verdict.get().far)
+        } else {
+            None
+        }
     }
 
     /// Whether the readers' reports alone decide the stores of a stream of
@@ -483,18 +481,10 @@ impl Stores {
                 self.calls_unread.set(0);
                 self.read_reports(readers_far());
             }
-            let far = self.readers_far.get();
-            if far {
-                nontemporal();
-            } else {
-                ordinary();
-            }
-            return far;
         }
-        // Larger streams follow the acknowledgements' latencies once there
-        // were some, and until then this writer's own timings.
-        if self.readers_judge && self.acks_heard.get() {
-            let far = self.ack_verdict.get().far;
+        // Those reports, or for larger streams the acknowledgements'
+        // latencies once there were some (`settled`).
+        if let Some(far) = self.settled(stream_bytes) {
             if far {
                 nontemporal();
             } else {
@@ -567,10 +557,36 @@ impl Stores {
 /// near (a far pair of cores cannot pass a line that fast, so one such
 /// header withdraws a report).
 const NEAR_SHARE: (u32, u32) = (2, 3);
-/// The latency below which a header or an acknowledgement is a sign of
-/// near cores, when one of `far_from` or more is a sign of far ones.
-fn near_share(far_from: u32) -> u32 {
-    (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32
+
+/// What a line's latency says of the cores' placement: a header reaching
+/// its waiting reader (`Reads`) or an acknowledgement reaching its waiting
+/// writer (`Stores::heard_ack`) this long after its stamp.  One pair of
+/// thresholds for both, from `coll_sharm_nontemporal_far_latency`.
+#[derive(Clone, Copy, Debug)]
+struct Latencies {
+    /// This late (ns) or later: a sign of far cores ...
+    far_from: u32,
+    /// ... and earlier than this (`NEAR_SHARE` of `far_from`): of near
+    /// ones; worked out once here rather than per sample.
+    near_below: u32,
+}
+
+impl Latencies {
+    fn new(far_from: u32) -> Latencies {
+        Latencies {
+            far_from,
+            near_below: (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32,
+        }
+    }
+
+    /// A line that came `ns` after its stamp.
+    fn sample(self, ns: u32) -> Sample {
+        match ns {
+            ns if ns >= self.far_from => Sample::Far,
+            ns if ns < self.near_below => Sample::Near,
+            _ => Sample::Between,
+        }
+    }
 }
 
 /// Late headers in a row before a reader reports (a late one may be a
@@ -635,11 +651,8 @@ pub const REPORTS_LOOKED_AT: usize = 4;
 /// Ownership: one per channel (`Shared`), one verdict per writer.
 pub struct Reads {
     mode: NontemporalMode,
-    /// A header this late (ns) is a sign of a far writer ...
-    far_from: u32,
-    /// ... and one earlier than this (`NEAR_SHARE` of `far_from`) of a
-    /// near one; worked out once here rather than per header.
-    near_below: u32,
+    /// What a header's latency says of its writer's core.
+    latencies: Latencies,
     per_writer: Vec<Cell<Verdict>>,
 }
 
@@ -648,8 +661,7 @@ impl Reads {
     pub fn new(mode: NontemporalMode, far_from: u32, p: usize) -> Reads {
         Reads {
             mode,
-            far_from,
-            near_below: near_share(far_from),
+            latencies: Latencies::new(far_from),
             per_writer: vec![Cell::new(Verdict::default()); p],
         }
     }
@@ -665,7 +677,7 @@ impl Reads {
         }
         let cell = &self.per_writer[w];
         let was = cell.get();
-        let sample = Sample::of_header(ns, self.far_from, self.near_below);
+        let sample = self.latencies.sample(ns);
         let now = was.step(sample, HEADERS_LATE_IN_A_ROW);
         cell.set(now);
         let report = match (was.far, now.far) {
