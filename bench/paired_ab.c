@@ -17,7 +17,16 @@
  * Ops: allgather alltoall bcast reduce allreduce gather scatter barrier (reductions
  * on MPI_FLOAT sums, bytes/4 elements).  FRESH=1: a new pattern is written
  * into the send buffer before every call, outside the timed part, as
- * sharm_bench does by default, and each call is timed on its own. */
+ * sharm_bench does by default, and each call is timed on its own.
+ *
+ * RTT=1 (np >= 2, one node): before each block ranks 0 and 1 time a cache
+ * line's round trip through a shared window (the least of 20), and a SPLIT
+ * line per (op, bytes) gives the median B/A of the blocks that began with
+ * the cores near (under RTT_NEAR_NS) and of those that began far: on this
+ * VM the host moves the two vCPUs between near and far cores every few
+ * seconds, and which stores win depends on it.  Each block also prints a
+ * BLOCK line (rtt, A, B, B/A), which bench/paired_split.py pools over
+ * launches. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +43,39 @@ static void run(const char*op,MPI_Comm c,char*s,char*r,int n){int p;MPI_Comm_siz
  else if(!strcmp(op,"scatter"))MPI_Scatter(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);
  else if(!strcmp(op,"barrier"))MPI_Barrier(c);
  else {fprintf(stderr,"op?\n");MPI_Abort(c,1);} }
+#include <stdatomic.h>
+#include <time.h>
+#define RTT_NEAR_NS 250.0
+static double now_ns(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1e9+t.tv_nsec;}
+/* Rank 0 pings, rank 1 answers, the others only meet them at the barrier;
+ * `line` points at two words a cache line apart in a window all share.
+ * Returns the least round trip at rank 0, 0 elsewhere. */
+static double line_rtt(_Atomic long*line,int me,long*seq){
+ MPI_Barrier(MPI_COMM_WORLD); double best=1e9;
+ for(int k=0;k<20;k++){ long v=++*seq;
+  if(me==0){ double t0=now_ns(); atomic_store(&line[0],v); while(atomic_load(&line[8])!=v); double d=now_ns()-t0; if(d<best)best=d; }
+  else if(me==1){ while(atomic_load(&line[0])!=v); atomic_store(&line[8],v); } }
+ return me==0?best:0; }
+/* Median of the ratios whose block began near (near=1) or far. */
+static double split_med(const double*rat,const double*rtt,int blocks,int near,int*n){
+ double*v=malloc(blocks*sizeof*v); *n=0;
+ for(int b=0;b<blocks;b++) if((rtt[b]<RTT_NEAR_NS)==near) v[(*n)++]=rat[b];
+ double m=*n?med(v,*n):0; free(v); return m; }
 int main(int argc,char**argv){MPI_Init(&argc,&argv);int me,p;MPI_Comm_rank(MPI_COMM_WORLD,&me);MPI_Comm_size(MPI_COMM_WORLD,&p);
  int blocks=atoi(argv[argc-2]),calls=atoi(argv[argc-1]);
  MPI_Comm A,B;MPI_Comm_dup(MPI_COMM_WORLD,&A);MPI_Comm_dup(MPI_COMM_WORLD,&B);
+ int timing_rtt=getenv("RTT")&&p>=2; _Atomic long*line=NULL; MPI_Win win=MPI_WIN_NULL; long seq=0;
+ if(timing_rtt){ MPI_Aint sz; int du; MPI_Win_allocate_shared(me==0?256:0,1,MPI_INFO_NULL,MPI_COMM_WORLD,&line,&win); MPI_Win_shared_query(win,0,&sz,&du,&line); if(me==0){atomic_store(&line[0],0);atomic_store(&line[8],0);} MPI_Barrier(MPI_COMM_WORLD); }
  for(int a=1;a<argc-2;a+=2){const char*op=argv[a];int n=atoi(argv[a+1]);
   size_t big=(size_t)n*p+64; char*s=malloc(big),*r=malloc(big),*s2=malloc(big),*r2=malloc(big);memset(s,1,big);memset(r,0,big);memset(s2,1,big);memset(r2,0,big);
-  double*ta=malloc(blocks*sizeof(double)),*tb=malloc(blocks*sizeof(double)),*rat=malloc(blocks*sizeof(double));
+  double*ta=malloc(blocks*sizeof(double)),*tb=malloc(blocks*sizeof(double)),*rat=malloc(blocks*sizeof(double)),*rtt=calloc(blocks,sizeof(double));
   for(int w=0;w<calls;w++){run(op,A,s,r,n);run(op,B,s2,r2,n);}
-  for(int b=0;b<blocks;b++){ for(int k=0;k<2;k++){ MPI_Comm c=(k^(b&1))?B:A; char*ss=c==A?s:s2,*rr=c==A?r:r2; MPI_Barrier(c); double t0=MPI_Wtime(); double acc=0; if(getenv("FRESH")){ for(int i=0;i<calls;i++){ memset(ss,(char)(i+b),(size_t)n*p); MPI_Barrier(c); double t1=MPI_Wtime(); run(op,c,ss,rr,n); acc+=MPI_Wtime()-t1; } } else { for(int i=0;i<calls;i++)run(op,c,ss,rr,n); acc=MPI_Wtime()-t0; } double t=acc/calls*1e6; double mx; MPI_Allreduce(&t,&mx,1,MPI_DOUBLE,MPI_MAX,c); if(c==A)ta[b]=mx;else tb[b]=mx;} rat[b]=tb[b]/ta[b]; }
+  for(int b=0;b<blocks;b++){ if(timing_rtt)rtt[b]=line_rtt(line,me,&seq); for(int k=0;k<2;k++){ MPI_Comm c=(k^(b&1))?B:A; char*ss=c==A?s:s2,*rr=c==A?r:r2; MPI_Barrier(c); double t0=MPI_Wtime(); double acc=0; if(getenv("FRESH")){ for(int i=0;i<calls;i++){ memset(ss,(char)(i+b),(size_t)n*p); MPI_Barrier(c); double t1=MPI_Wtime(); run(op,c,ss,rr,n); acc+=MPI_Wtime()-t1; } } else { for(int i=0;i<calls;i++)run(op,c,ss,rr,n); acc=MPI_Wtime()-t0; } double t=acc/calls*1e6; double mx; MPI_Allreduce(&t,&mx,1,MPI_DOUBLE,MPI_MAX,c); if(c==A)ta[b]=mx;else tb[b]=mx;} rat[b]=tb[b]/ta[b];
+   if(timing_rtt&&!me)printf("BLOCK %s %d rtt %.0f A %.1f B %.1f B/A %.3f\n",op,n,rtt[b],ta[b],tb[b],rat[b]); }
+  if(timing_rtt&&!me){ int nn,nf; double mn=split_med(rat,rtt,blocks,1,&nn),mf=split_med(rat,rtt,blocks,0,&nf);
+   printf("SPLIT op=%s bytes=%d near_blocks=%d near_B/A=%.3f far_blocks=%d far_B/A=%.3f\n",op,n,nn,mn,nf,mf); }
   qsort(rat,blocks,sizeof(double),cmpd);
   if(!me)printf("PAIR op=%s bytes=%d A=%.2f B=%.2f B/A=%.3f q1=%.3f q3=%.3f\n",op,n,med(ta,blocks),med(tb,blocks),rat[blocks/2],rat[blocks/4],rat[3*blocks/4]);
-  free(s);free(r);free(s2);free(r2);}
+  free(s);free(r);free(s2);free(r2);free(ta);free(tb);free(rat);free(rtt);}
+ if(timing_rtt)MPI_Win_free(&win);
  MPI_Comm_free(&A);MPI_Comm_free(&B);MPI_Finalize();}
