@@ -613,7 +613,7 @@ const CEILING_SHARE: u32 = 4;
 /// the Zen 3 VM's night launch of 2026-11-27, with the cores far (a line
 /// round trip of 420-530 ns), the acknowledgements writers spun for took
 /// 250-380 ns, about half of them under 300: four in a row at 300 or later
-/// came rarely, and np=2 Bcast of 4 MiB under `auto` took 2.1-2.4x the
+/// came rarely, and np=2 Bcast of 4 MiB under `auto` took 2.3-2.6x the
 /// time of non-temporal stores.  With the cores near (90-140 ns) they
 /// took 70-230 ns, mostly.  Headers keep the full threshold: the readers'
 /// reports were measured at 300 ns (see `Reads`).
