@@ -495,10 +495,6 @@ impl Queues {
         unsafe { &*(self.base.add(self.layout.ack_line(w, r)) as *const AckLine) }
     }
 
-    fn ack(&self, w: usize, r: usize) -> &AtomicU64 {
-        &self.ack_line(w, r).consumed
-    }
-
     /// Reader `me` tells queue `w`'s owner that the header of publication
     /// `at` reached it late, or (`at` = 0) that headers come early again.
     pub fn report_far(&self, w: usize, me: usize, at: u64) {
@@ -848,7 +844,7 @@ impl Writer {
         let mut wait_for = |r: usize| {
             if seen[r] < wseq {
                 looked = true;
-                let ack = q.ack(me, r);
+                let line = q.ack_line(me, r);
                 // Cache exactly the value the Acquire load returned: that
                 // load synchronised with the reader's Release store of this
                 // very value, so every later reuse decision taken from the
@@ -857,7 +853,7 @@ impl Writer {
                 // whose store we never synchronised with.
                 let mut acked = 0;
                 let arrival = waiter.until_noting(|| {
-                    acked = ack.load(Ordering::Acquire);
+                    acked = line.consumed.load(Ordering::Acquire);
                     acked >= wseq
                 });
                 seen[r] = acked;
@@ -866,7 +862,7 @@ impl Writer {
                 // the stamp of the very acknowledgement we saw: a stamp of an
                 // earlier one would time how long ago that was.
                 if arrival == Arrival::Spinning {
-                    let stamp = q.ack_line(me, r).released.load(Ordering::Relaxed);
+                    let stamp = line.released.load(Ordering::Relaxed);
                     if let Some(ns) = AckStamp::latency(stamp, acked, clock_ns()) {
                         latency.set(ns);
                     }
@@ -977,6 +973,15 @@ pub(crate) mod tests {
             if std::time::Instant::now() >= deadline {
                 return None;
             }
+        }
+    }
+
+    /// Spins (without yielding) for `us` µs, so that a waiter on another
+    /// thread is spinning when what it waits for comes.
+    fn spin_for_us(us: u64) {
+        let until = std::time::Instant::now() + std::time::Duration::from_micros(us);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
         }
     }
 
@@ -1442,10 +1447,7 @@ pub(crate) mod tests {
                 let mut writer = Writer::new(0, 4, 2, stamps.then_some(SHORT_STAMPED_MIN));
                 // Earlier publications, so that this one is numbered `op`.
                 writer.next_wseq = op;
-                let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
-                while std::time::Instant::now() < until {
-                    std::hint::spin_loop();
-                }
+                spin_for_us(delay);
                 let pos = Pos::new(op, 0);
                 writer.reserve(q, &Waiter::standalone(true), pos, len);
                 writer.publish(q, pos, len, Readers::AllOthers);
@@ -1537,10 +1539,7 @@ pub(crate) mod tests {
             let reader = std::thread::spawn(move || {
                 let q = &seg2.queues;
                 let frag = q.receive(&Waiter::standalone(false), 0, pos);
-                let until = std::time::Instant::now() + std::time::Duration::from_micros(delay);
-                while std::time::Instant::now() < until {
-                    std::hint::spin_loop();
-                }
+                spin_for_us(delay);
                 q.release(1, 0, frag);
             });
             if delay == 0 {
