@@ -334,9 +334,7 @@ impl Stores {
             last_timed: Cell::new(None),
             said: Cell::new(false),
             readers_judge: mode == NontemporalMode::Auto && !crowded,
-            latencies: Latencies::new(
-                (far_from as u64 * ACK_SHARE.0 as u64 / ACK_SHARE.1 as u64) as u32,
-            ),
+            latencies: Latencies::new(share(far_from, ACK_SHARE)),
             ack_verdict: Cell::new(Verdict::default()),
             acks_heard: Cell::new(false),
             calls_unread: Cell::new(0),
@@ -619,11 +617,16 @@ const CEILING_SHARE: u32 = 4;
 /// reports were measured at 300 ns (see `Reads`).
 const ACK_SHARE: (u32, u32) = (5, 6);
 
+/// `share` (numerator, denominator) of `ns`, rounded down.
+fn share(ns: u32, (num, den): (u32, u32)) -> u32 {
+    (ns as u64 * num as u64 / den as u64) as u32
+}
+
 impl Latencies {
     fn new(far_from: u32) -> Latencies {
         Latencies {
             far_from,
-            near_below: (far_from as u64 * NEAR_SHARE.0 as u64 / NEAR_SHARE.1 as u64) as u32,
+            near_below: share(far_from, NEAR_SHARE),
             ceiling: LINE_CEILING_NS.max(far_from.saturating_mul(CEILING_SHARE)),
         }
     }
