@@ -238,6 +238,23 @@ fn nontemporal_auto_large_streams_follow_acknowledgements() {
     );
 }
 
+/// Under `auto`, streams beyond 256 KiB heed their readers' reports as
+/// well as the acknowledgements: with the cores far and ordinary stores a
+/// writer seldom spins for an acknowledgement, while its readers wait for
+/// every header.  Only the checker's Bcasts of 512 KiB run (each reader
+/// spins for the first header of every call), and every header a reader
+/// times counts as late, so a reader asks its writer for non-temporal
+/// stores, and the writer must read that report at a large stream's first
+/// fill and say that it heeds it (verbose 100); writers that read reports
+/// only for streams up to 256 KiB fail the test.
+#[test]
+fn nontemporal_auto_large_streams_heed_the_readers_too() {
+    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["bcasts=131072"]);
+    assert_every_process_takes(&out, 2, "Auto");
+    assert!(out.contains(READER_ASKS), "a reader asks:\n{out}");
+    assert!(out.contains(WRITER_HEEDS), "its writer heeds:\n{out}");
+}
+
 /// Under `auto`, streams too short for every fragment to carry a stamp
 /// (8 KiB Bcasts, one fragment each) follow the readers' reports too: one
 /// short fragment in four is stamped, the readers time them, and each

@@ -95,7 +95,7 @@
 //! launches): their writers still go non-temporal at times, why is open.
 //!
 //! Acknowledgements (from 2026-11-27 evening): streams beyond
-//! `REPORTED_STREAM_MAX` follow the latency of the acknowledgements their
+//! `REPORTS_ALONE_MAX` follow the latency of the acknowledgements their
 //! writer spins for.  A reader stamps its acknowledgement of every large
 //! fragment with its clock (`queue::AckStamp`); a writer that was spinning
 //! on that line as it moved times it, as a reader times a header, and the
@@ -109,9 +109,9 @@
 //! stream from memory instead of the sender's cache.  `bench/ring_copy.c`
 //! (16 MiB through 32 slots of 32 KiB, non-temporal reader, cores near)
 //! took 1.46-1.53 ms with an ordinary writer and 2.20-2.30 with a
-//! non-temporal one.  Readers' reports cannot stand in: a reader of a large
-//! stream mostly trails its writer and times no header (see
-//! `REPORTED_STREAM_MAX`); the writer of such a stream waits for its ring
+//! non-temporal one.  Readers' reports cannot stand in alone: a reader of
+//! a large stream often trails its writer and times no header (see
+//! `REPORTS_ALONE_MAX`); the writer of such a stream waits for its ring
 //! instead, for the acknowledgements.  Paired np=2 (`bench/paired_ab.c`,
 //! fresh data, 4 launches, each crossing between the placements), the old
 //! choice's time over the new: Gather, Bcast, Reduce, Allreduce, Allgather,
@@ -134,6 +134,23 @@
 //! Reduce 0.88 near, Allreduce 0.84 far; 16 MiB Allgather 0.65 far and 1.06
 //! near; the rest 0.93-1.06, Reduce 4 MiB far 1.10 (12 blocks, one launch;
 //! `docs/benchmark/2026-11-27-ah-ceiling`).
+//!
+//! Large streams hear both (2026-11-28): beyond `REPORTS_ALONE_MAX` a
+//! writer goes non-temporal when a reader reports late headers or its
+//! acknowledgements come late.  Why: with the cores far and ordinary
+//! stores, the writer is the slow end (each store first takes the line
+//! back from the reader's far core), so it seldom waits for its ring and
+//! times few acknowledgements (np=2, 4 MiB Bcast, far: a root heard one in
+//! 48 calls and stayed ordinary, 910-1110 us a call against 300-480 with
+//! `always`), while its reader waits for every header and times them.
+//! When the writer is ahead instead, the acknowledgements speak.  Paired
+//! np=2 (`RTT=1 paired_ab`, 30 launches, 96-264 blocks per cell and
+//! placement), new over old, median block: far 4 MiB Bcast 0.46, 1 MiB
+//! Allgather 0.63, 4 MiB Gather 0.97, Alltoall 0.97, Reduce 1.02, 1 MiB
+//! Reduce 1.01, 16 MiB Allgather 0.99; near 0.98-1.06 (1 MiB Allgather
+//! 1.06, q1-q3 0.70-1.57).  In 6 more launches, far: 1 MiB Alltoall 0.62,
+//! 16 MiB Bcast 0.79, 4 MiB Scatter 0.85, Allreduce 0.94
+//! (`docs/benchmark/2026-11-28-a-large-reports`).
 //!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
@@ -290,15 +307,15 @@ pub struct Stores {
     last_timed: Cell<Option<Instant>>,
     /// The first non-temporal fill under `always` was said (verbose 100).
     said: Cell<bool>,
-    /// The readers' reports alone decide for streams up to
-    /// `REPORTED_STREAM_MAX` (`auto` on a node that is not crowded, where
-    /// readers spin and so time headers).
+    /// The readers' reports speak for every stream, and alone for streams
+    /// up to `REPORTS_ALONE_MAX` (`auto` on a node that is not crowded,
+    /// where readers spin and so time headers).
     readers_judge: bool,
     /// What an acknowledgement's latency says (as a header's, `Reads`, at
     /// `ACK_SHARE` of its thresholds).
     latencies: Latencies,
-    /// What the acknowledgements this writer spun for said, which decides
-    /// streams beyond `REPORTED_STREAM_MAX` once one did (`acks_heard`;
+    /// What the acknowledgements this writer spun for said, which speaks
+    /// for streams beyond `REPORTS_ALONE_MAX` once one did (`acks_heard`;
     /// module comment, "Acknowledgements").
     ack_verdict: Cell<Verdict>,
     acks_heard: Cell<bool>,
@@ -360,7 +377,7 @@ impl Stores {
             trace!(
                 "queue stores of process {}: an acknowledgement took {ns} ns: streams over {} KiB follow the acknowledgements from now on",
                 self.me,
-                REPORTED_STREAM_MAX >> 10
+                REPORTS_ALONE_MAX >> 10
             );
         }
         if now.far != was.far {
@@ -404,27 +421,26 @@ impl Stores {
         (self.mode == NontemporalMode::Auto).then(|| self.min.clamp(SHORT_STAMPED_MIN, STAMPED_MIN))
     }
 
-    /// Whether a stream of `stream_bytes` bytes is far by the lines' latencies,
-    /// when they decide it (`auto` on a node that is not crowded): the
-    /// readers' reports up to `REPORTED_STREAM_MAX` (as last read), the
-    /// acknowledgements beyond once one was timed.  None: the writer's own
+    /// Whether a stream of `stream_bytes` bytes is far by the lines'
+    /// latencies, when they decide it (`auto` on a node that is not
+    /// crowded): up to `REPORTS_ALONE_MAX` the readers' reports (as last
+    /// read); beyond, far when either a reader reports late headers or the
+    /// acknowledgements came late, near when neither, once either spoke
+    /// (module comment, "Large streams hear both").  None: the writer's own
     /// timings decide.
     #[inline]
     fn settled(&self, stream_bytes: usize) -> Option<bool> {
-        if self.judged(stream_bytes) {
-            Some(self.readers_far.get())
-        } else if self.readers_judge && self.acks_heard.get() {
-            Some(self.ack_verdict.get().far)
+        if !self.readers_judge {
+            return None;
+        }
+        let reported = self.readers_far.get();
+        if stream_bytes <= REPORTS_ALONE_MAX {
+            Some(reported)
+        } else if reported || self.acks_heard.get() {
+            Some(reported || self.ack_verdict.get().far)
         } else {
             None
         }
-    }
-
-    /// Whether the readers' reports alone decide the stores of a stream of
-    /// `stream_bytes` bytes.
-    #[inline]
-    fn judged(&self, stream_bytes: usize) -> bool {
-        self.readers_judge && stream_bytes <= REPORTED_STREAM_MAX
     }
 
     /// Whether fragments of a stream of `stream_bytes` bytes may be written
@@ -447,9 +463,9 @@ impl Stores {
     /// given, to `also` too (ordinary stores, in the same pass when the slot
     /// takes ordinary ones: `copy::copy_twice`); returns whether the slot
     /// took non-temporal stores.  `readers_far` says whether a reader of our
-    /// queue reported late headers lately; it is asked at the first fill of
-    /// a call that the reports speak for (`STAMPED_MIN`,
-    /// `REPORTED_STREAM_MAX`).
+    /// queue reported late headers lately; under `auto` it is asked at a
+    /// call's first fill of a long fragment (`STAMPED_MIN`), or of a short
+    /// one once in `SHORT_CALLS_PER_READ` calls.
     ///
     /// # Safety
     /// `dst` (and `also`) writable and `src` readable for `len` bytes, none
@@ -488,10 +504,10 @@ impl Stores {
             return true;
         }
         // Under `auto` on a node that is not crowded, the readers' reports
-        // alone decide for streams up to `REPORTED_STREAM_MAX`: they are
-        // read at the call's first such fill (of a short fragment, one
-        // call in `SHORT_CALLS_PER_READ`).
-        if self.judged(stream_bytes) {
+        // speak for every stream (`settled`): they are read at the call's
+        // first fill (of a short fragment, one call in
+        // `SHORT_CALLS_PER_READ`).
+        if self.readers_judge {
             // Not read yet in this call: at its first long fragment, or at
             // a short one once enough calls went by.  (A short fill must not
             // use up the call's read: a long fragment after it in the same
@@ -502,7 +518,7 @@ impl Stores {
                 self.read_reports(readers_far());
             }
         }
-        // Those reports, or for larger streams the acknowledgements'
+        // Those reports, and for larger streams the acknowledgements'
         // latencies once there were some (`settled`).
         if let Some(far) = self.settled(stream_bytes) {
             if far {
@@ -649,14 +665,16 @@ impl Latencies {
 /// engine when the header came; with the cores near, about one in ten
 /// came 300 ns late or more, see `Reads`).
 const HEADERS_LATE_IN_A_ROW: u8 = 4;
-/// Only fragments of streams up to this size follow their readers'
-/// reports; larger ones follow the latencies of the acknowledgements their
-/// writer waits for (module comment, "Acknowledgements"), or its own fills
-/// before any was timed.  Why not the reports: a reader of a large stream
-/// mostly trails its writer, finds each header published when it looks, and
-/// so times none (reports for every size, paired np=2, 2026-11-27 evening:
-/// Allgather 4 / 16 MiB 1.19-1.37x the time in three launches of four).
-pub const REPORTED_STREAM_MAX: usize = 256 << 10;
+/// Fragments of streams up to this size follow their readers' reports
+/// alone; larger ones follow the reports and the latencies of the
+/// acknowledgements their writer waits for, far when either says so
+/// (module comment, "Acknowledgements" and "Large streams hear both"), or
+/// the writer's own fills while neither has spoken.  Why not the reports
+/// alone: a reader of a large stream often trails its writer, finds each
+/// header published when it looks, and so times none (reports alone for
+/// every size, paired np=2, 2026-11-27 evening: Allgather 4 / 16 MiB
+/// 1.19-1.37x the time in three launches of four).
+pub const REPORTS_ALONE_MAX: usize = 256 << 10;
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
 pub const REPORTS_KEPT: u64 = 4096;
@@ -932,8 +950,10 @@ mod tests {
     }
 
     /// Under `auto`, the readers' reports alone decide for every fragment
-    /// of streams up to `REPORTED_STREAM_MAX`, short ones included (asked
-    /// once per call); the writer's own timings for longer streams.
+    /// of streams up to `REPORTS_ALONE_MAX`, short ones included (asked
+    /// once per call), and a far report speaks for longer streams too; with
+    /// the reports withdrawn and no acknowledgement timed, the writer's own
+    /// timings decide those.
     #[test]
     fn readers_reports_steer_the_streams_they_judge() {
         let src = vec![7u8; K64];
@@ -952,10 +972,7 @@ mod tests {
         assert!(fill(32 << 10, 256 << 10), "judged: non-temporal");
         assert!(fill(32 << 10, 256 << 10));
         assert!(fill(4 << 10, 8 << 10), "short fragments too");
-        assert!(
-            !fill(32 << 10, 1 << 20),
-            "streams the reports do not speak for"
-        );
+        assert!(fill(32 << 10, 1 << 20), "longer streams too");
         assert_eq!(asked.get(), 1, "once per call");
         // Far by its own timings: that no longer decides judged streams.
         stores.verdict.set(Verdict { far: true, slow: 0 });
@@ -967,7 +984,7 @@ mod tests {
         assert!(stores.far(1 << 20), "its own verdict for longer streams");
     }
 
-    /// Streams beyond `REPORTED_STREAM_MAX` follow the latencies of the
+    /// Streams beyond `REPORTS_ALONE_MAX` follow the latencies of the
     /// acknowledgements their writer spun for once one was timed: far after
     /// `HEADERS_LATE_IN_A_ROW` late ones, near again after one early one.
     /// The streams the readers judge do not listen to them, and crowded
@@ -1011,6 +1028,47 @@ mod tests {
                 stores.heard_ack(2 * FAR);
             }
             assert!(!stores.far(LONG), "{mode:?}, crowded {crowded}");
+        }
+    }
+
+    /// Beyond `REPORTS_ALONE_MAX` a stream is far when a reader reports
+    /// late headers or the acknowledgements came late, whichever spoke
+    /// (module comment, "Large streams hear both"), and near only when
+    /// neither says far: with the cores far and ordinary stores, the writer
+    /// seldom spins for an acknowledgement, while its reader waits for
+    /// every header.
+    #[test]
+    fn large_streams_are_far_when_reports_or_acknowledgements_say_so() {
+        const LONG: usize = 1 << 20;
+        let src = vec![7u8; K64];
+        let mut dst = vec![0u8; K64];
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
+        let mut fill = |stores: &Stores, reported: bool| {
+            stores.new_call();
+            // SAFETY: both vectors hold K64 bytes.
+            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, LONG, || reported) }
+        };
+        assert!(fill(&stores, true), "a report, no acknowledgement timed");
+        stores.heard_ack(FAR / 3);
+        assert!(fill(&stores, true), "a report, early acknowledgements");
+        assert!(!fill(&stores, false), "neither says far");
+        for _ in 0..HEADERS_LATE_IN_A_ROW {
+            stores.heard_ack(FAR);
+        }
+        assert!(fill(&stores, false), "late acknowledgements, no report");
+        assert!(fill(&stores, true), "both");
+
+        // Neither spoke: the writer's own fills, whatever they say.
+        let own = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
+        own.verdict.set(Verdict { far: true, slow: 0 });
+        assert!(fill(&own, false), "its own fills' far verdict");
+        // Crowded writers and `fills` never read the reports.
+        for (mode, crowded) in [
+            (NontemporalMode::Auto, true),
+            (NontemporalMode::Fills, false),
+        ] {
+            let deaf = Stores::new(0, mode, 4 << 10, crowded, FAR);
+            assert!(!fill(&deaf, true), "{mode:?}, crowded {crowded}");
         }
     }
 
