@@ -854,6 +854,30 @@ mod tests {
         }
     }
 
+    /// One fill of a `len`-byte fragment of a stream of `stream` bytes
+    /// through `stores`, into a buffer of its own; whether it was
+    /// non-temporal.  For fills that are not timed (a timed one would
+    /// count the new buffer's page faults).
+    fn fill_one(
+        stores: &Stores,
+        len: usize,
+        stream: usize,
+        readers_far: impl FnOnce() -> bool,
+    ) -> bool {
+        let (src, mut dst) = (vec![7u8; len], vec![0u8; len]);
+        // SAFETY: both vectors hold `len` bytes.
+        unsafe {
+            stores.fill(
+                dst.as_mut_ptr(),
+                None,
+                src.as_ptr(),
+                len,
+                stream,
+                readers_far,
+            )
+        }
+    }
+
     /// Stores whose verdict is far (`crowded` as `Stores::new`), and a fill
     /// of a 64 KiB fragment of a 1 MiB stream through them (whether it was
     /// non-temporal).
@@ -956,8 +980,6 @@ mod tests {
     /// timings decide those.
     #[test]
     fn readers_reports_steer_the_streams_they_judge() {
-        let src = vec![7u8; K64];
-        let mut dst = vec![0u8; K64];
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
         stores.new_call();
         let asked = Cell::new(0);
@@ -965,10 +987,7 @@ mod tests {
             asked.set(asked.get() + 1);
             true
         };
-        let mut fill = |len: usize, stream: usize| {
-            // SAFETY: both vectors hold `len` bytes.
-            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), len, stream, far) }
-        };
+        let fill = |len: usize, stream: usize| fill_one(&stores, len, stream, far);
         assert!(fill(32 << 10, 256 << 10), "judged: non-temporal");
         assert!(fill(32 << 10, 256 << 10));
         assert!(fill(4 << 10, 8 << 10), "short fragments too");
@@ -977,10 +996,10 @@ mod tests {
         // Far by its own timings: that no longer decides judged streams.
         stores.verdict.set(Verdict { far: true, slow: 0 });
         stores.new_call();
-        // SAFETY: both vectors hold K64 bytes.
-        let nontemporal =
-            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, K64 * 2, || false) };
-        assert!(!nontemporal, "withdrawn reports: ordinary");
+        assert!(
+            !fill_one(&stores, K64, K64 * 2, || false),
+            "withdrawn reports: ordinary"
+        );
         assert!(stores.far(1 << 20), "its own verdict for longer streams");
     }
 
@@ -992,8 +1011,6 @@ mod tests {
     #[test]
     fn acknowledgements_steer_the_longer_streams() {
         const LONG: usize = 1 << 20;
-        let src = vec![7u8; K64];
-        let mut dst = vec![0u8; K64];
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
         stores.verdict.set(Verdict { far: true, slow: 0 });
         assert!(stores.far(LONG), "no acknowledgement timed: its own fills");
@@ -1008,10 +1025,7 @@ mod tests {
         stores.heard_ack(FAR);
         assert!(stores.far(LONG));
         stores.new_call();
-        let mut fill = |stream: usize| {
-            // SAFETY: both vectors hold K64 bytes.
-            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, stream, || false) }
-        };
+        let fill = |stream: usize| fill_one(&stores, K64, stream, || false);
         assert!(fill(LONG), "late acknowledgements: non-temporal");
         assert!(
             !fill(2 * K64),
@@ -1040,13 +1054,10 @@ mod tests {
     #[test]
     fn large_streams_are_far_when_reports_or_acknowledgements_say_so() {
         const LONG: usize = 1 << 20;
-        let src = vec![7u8; K64];
-        let mut dst = vec![0u8; K64];
         let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
-        let mut fill = |stores: &Stores, reported: bool| {
+        let fill = |stores: &Stores, reported: bool| {
             stores.new_call();
-            // SAFETY: both vectors hold K64 bytes.
-            unsafe { stores.fill(dst.as_mut_ptr(), None, src.as_ptr(), K64, LONG, || reported) }
+            fill_one(stores, K64, LONG, || reported)
         };
         assert!(fill(&stores, true), "a report, no acknowledgement timed");
         stores.heard_ack(FAR / 3);
