@@ -2,8 +2,9 @@
 """Pools the BLOCK lines of `RTT=1 paired_ab` runs (bench/paired_ab.c) over
 launches: per (op, bytes) and placement, the number of blocks and the
 median B/A with its quartiles.  A block is "near" when the line round trip
-timed just before it was under 250 ns (as `paired_ab`'s SPLIT lines and
-`alternate.py` count), "far" otherwise.
+timed just before it was under 250 ns (as `paired_ab`'s SPLIT lines count),
+"far" otherwise.  (`alternate.py` splits its probes at 230 ns; on this VM
+the placements sit at 60-150 and 380 ns or more, so both split alike.)
 
     RTT=1 FRESH=1 mpirun -np 2 ... paired_ab bcast 4194304 12 4 >> runs.txt
     python3 bench/paired_split.py runs.txt [more.txt ...]
