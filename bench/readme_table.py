@@ -2,6 +2,7 @@
 """Markdown table of one benchmark run for the README's "Latest run".
 
 usage: python3 bench/readme_table.py OUT_DIR/results.csv [--np 2]
+                                     [--column median_us|near_us|far_us]
 
 Reads the results.csv that bench/report.py writes (ci/bench.sh) and prints
 one row per operation and size at the given process count (default 2):
@@ -18,6 +19,11 @@ results.csv already holds one row per (op, np, bytes, config): report.py
 takes the median of the launches' medians (bench/report.py, aggregate()).
 If a file holds several rows for one cell (CSVs appended together), they
 are combined by the same rule: the median of their median_us.
+
+--column near_us (far_us) takes instead the median over the iterations
+that began with the cores near (far), as sharm_bench's per-iteration
+probe labelled them (bench/report.py, placement_split); the "% of limit"
+column then stays empty, as the limit was measured in one placement.
 
 After the table it prints how many cells are at or below the best other
 library and at or below tuned.  Only the standard library is used.
@@ -56,17 +62,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", help="results.csv of a run (docs/benchmark/<dir>/)")
     ap.add_argument("--np", default="2", help="process count (default 2)")
+    ap.add_argument("--column", default="median_us",
+                    choices=("median_us", "near_us", "far_us"),
+                    help="the figure compared (default median_us)")
     args = ap.parse_args()
 
     times = defaultdict(list)   # (op, bytes, config) -> [median_us, ...]
     pct = defaultdict(list)     # (op, bytes) -> [sharm pct_of_limit, ...]
     with open(args.csv, newline="") as f:
         for r in csv.DictReader(f):
-            if r["np"] != args.np or r["status"] != "OK" or not r["median_us"]:
+            if (r["np"] != args.np or r["status"] != "OK"
+                    or not r.get(args.column)):
                 continue
             key = (r["op"], int(r["bytes"]))
-            times[key + (r["config"],)].append(float(r["median_us"]))
-            if r["config"] == "sharm" and r.get("pct_of_limit"):
+            times[key + (r["config"],)].append(float(r[args.column]))
+            if (r["config"] == "sharm" and r.get("pct_of_limit")
+                    and args.column == "median_us"):
                 pct[key].append(float(r["pct_of_limit"]))
 
     def med(key):
@@ -103,7 +114,7 @@ def main():
         print(f"| {op_name(op)} | {size_label(op, b)} | {fmt_us(s)} | "
               + " | ".join(fmt_us(v) for v, _ in others)
               + f" | {ratio} | {p} |")
-    print(f"\nnp={args.np}: sharm at or below the best of "
+    print(f"\nnp={args.np} ({args.column}): sharm at or below the best of "
           f"{', '.join(n for _, n in OTHERS)} in {won} of {total} cells, "
           f"at or below tuned in {won_t} of {total_t}.")
 

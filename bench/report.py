@@ -35,6 +35,10 @@ Writes:
                     and launch_line_rtt_ns: the line round trip probed
                     before and after each launch behind the row
                     ("102-98/398-402/110-101")
+                    near_us, near_iters, far_us, far_iters: the same
+                    median over only the iterations that began with the
+                    cores near or far (sharm_bench's per-iteration probe;
+                    empty for OSU's loop and crowded or multi-node runs)
   OUT/results-fast.csv, OUT/results-slow.csv  when launches ran in two
                     states: the rows again from each state's launches alone
                     (status OK, WRONG, FAILED or TIMEOUT)
@@ -71,7 +75,14 @@ CONFIG_ORDER = [
 # columns after them.
 RESULT_FIELDS = ["op", "np", "bytes", "config", "median_us", "min_us",
                  "mean_us", "max_us", "span_us", "osu_avg_us", "iters",
-                 "status", "runs"]
+                 "status", "runs", "near_us", "near_iters", "far_us",
+                 "far_iters"]
+# Placements of the two processes' cores that sharm_bench's per-iteration
+# probe tells apart (its file comment): the RESULT fields <p>_us and
+# <p>_iters.  A launch's figure for a placement counts towards a row only
+# when at least PLACED_MIN_ITERS of its iterations began there.
+PLACEMENTS = ("near", "far")
+PLACED_MIN_ITERS = 5
 # Machine state in the CSV: (column, kind, key) read from state-start.txt.
 STATE_COLUMNS = [
     ("state_memcpy_64k_gbps", "memcpy", 64 << 10),
@@ -177,6 +188,15 @@ def aggregate(runs):
                span_us="" if span is None else f"{span:.3f}",
                osu_avg_us="" if osu is None else f"{osu:.3f}",
                iters=sum(iters))
+    for place in PLACEMENTS:
+        counted = [r for r in runs if r.get(f"{place}_us")
+                   and int(r.get(f"{place}_iters") or 0) >= PLACED_MIN_ITERS]
+        if counted:
+            v = sorted(float(r[f"{place}_us"]) for r in counted)
+            k = len(v)
+            m = v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
+            row[f"{place}_us"] = f"{m:.3f}"
+            row[f"{place}_iters"] = sum(int(r[f"{place}_iters"]) for r in counted)
     return row
 
 
@@ -910,33 +930,55 @@ def state_split(out, per_launch, state, method, probes):
         print(f"  {name}: {len(ks)} launches, line RTT {min(rtts):.0f}-"
               f"{max(rtts):.0f} ns, cross-core copy 1 MiB {min(xcs):.1f}-"
               f"{max(xcs):.1f} GB/s -> {path}")
-        for np_ in sorted({k[1] for k in rows}):
-            won = total = won_t = total_t = 0
-            lost = []
-            for (op, n, b, c), r in sorted(rows.items()):
-                if n != np_ or c != "sharm":
-                    continue
-                v = median_of(r)
-                peers = [(median_of(rows.get((op, n, b, o))), o)
-                         for o in ("tuned", "sm", "adapt", "mpich", "impi")]
-                peers = [x for x in peers if x[0] is not None]
-                if v is None or not peers:
-                    continue
-                best, who = min(peers)
-                total += 1
-                won += v <= best
-                if v > best:
-                    lost.append(f"{op} {fmt_size(b) if op != 'barrier' else '-'}"
-                                f" {v / best:.2f}x {who}")
-                t = median_of(rows.get((op, n, b, "tuned")))
-                if t is not None:
-                    total_t += 1
-                    won_t += v <= t
-            if total:
-                print(f"    np={np_}: sharm <= best other in {won}/{total} "
-                      f"cells, <= tuned in {won_t}/{total_t}"
-                      + (f"; above the best: {', '.join(lost)}" if lost
-                         and np_ <= 2 else ""))
+        print_counts(rows, median_of)
+
+
+def print_counts(rows, value):
+    """Per process count, how many of sharm's cells are at or below the
+    best other library and at or below tuned, by `value(row)` (None: no
+    figure); at np <= 2 also the cells above the best, with their ratio."""
+    for np_ in sorted({k[1] for k in rows}):
+        won = total = won_t = total_t = 0
+        lost = []
+        for (op, n, b, c), r in sorted(rows.items()):
+            if n != np_ or c != "sharm":
+                continue
+            v = value(r)
+            peers = [(value(rows.get((op, n, b, o))), o)
+                     for o in ("tuned", "sm", "adapt", "mpich", "impi")]
+            peers = [x for x in peers if x[0] is not None]
+            if v is None or not peers:
+                continue
+            best, who = min(peers)
+            total += 1
+            won += v <= best
+            if v > best:
+                lost.append(f"{op} {fmt_size(b) if op != 'barrier' else '-'}"
+                            f" {v / best:.2f}x {who}")
+            t = value(rows.get((op, n, b, "tuned")))
+            if t is not None:
+                total_t += 1
+                won_t += v <= t
+        if total:
+            print(f"    np={np_}: sharm <= best other in {won}/{total} "
+                  f"cells, <= tuned in {won_t}/{total_t}"
+                  + (f"; above the best: {', '.join(lost)}" if lost
+                     and np_ <= 2 else ""))
+
+
+def placement_split(rows):
+    """The comparison again per placement of the cores, from the
+    iterations sharm_bench's probe labelled (PLACEMENTS): unlike
+    state_split's launch labels, a launch whose placement changed midway
+    counts in both, each iteration where it ran."""
+    if not any(r.get(f"{p}_us") for r in rows.values() for p in PLACEMENTS):
+        return
+    print("\n== per placement of the cores (each iteration labelled by a "
+          "line round trip timed right before it; columns near_us, far_us)")
+    for place in PLACEMENTS:
+        iters = sum(int(r.get(f"{place}_iters") or 0) for r in rows.values())
+        print(f"  {place}: {iters} iterations")
+        print_counts(rows, lambda r, f=f"{place}_us": value_of(r, f))
 
 
 def write_csv(out, rows, state, method, probes, name="results.csv"):
@@ -1034,6 +1076,7 @@ def main():
     csv_path = write_csv(out, rows, state, method, probes)
     if not sim:
         state_split(out, per_launch, state, method, probes)
+        placement_split(rows)
     print(f"\nCSV: {csv_path}")
     pngs = write_plots(out, rows)
     if pngs:

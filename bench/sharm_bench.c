@@ -61,6 +61,20 @@
  * The INFO line names each rank's CPU binding (sched_getaffinity), so a
  * run shows whether every configuration was really pinned.
  *
+ * Placement: this VM's host moves the two vCPUs between near cores (one
+ * core's two threads or one L3, a cache line's round trip of 40-160 ns)
+ * and far ones (400-550 ns) every few seconds, often within one (op,
+ * size), and large messages take up to 2-3x as long far as near.  A
+ * launch's median then mixes placements in unknown shares, and no two
+ * launches compare.  So, with the default loop, ranks 0 and 1 time a
+ * line's round trip through a shared window right before every iteration
+ * (outside the timed region, before the barrier; the least of
+ * PROBE_ROUNDS) when they share a node and the node is not crowded, and
+ * every RESULT line also carries near_us / near_iters and far_us /
+ * far_iters: the median over the iterations that began near (round trip
+ * under PROBE_NEAR_NS) and over those that began far, and how many each
+ * had.  bench/report.py compares libraries per placement from these.
+ *
  * Machine-state probes (memcpy, cross-core copy, line latency,
  * point-to-point bandwidth) live in machine_state.c.
  */
@@ -71,11 +85,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Options                                                             */
@@ -431,6 +447,104 @@ static double ctl_max(double v)
                  MPI_STATUS_IGNORE);
     }
     return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Placement probe (see the file comment)                              */
+/* ------------------------------------------------------------------ */
+
+/* The cut between near and far round trips: the VM's near placements
+ * measure 40-160 ns, its far ones 400-550 (Zen 3 and Zen 4 hosts alike);
+ * bench/paired_ab.c splits at the same place. */
+#define PROBE_NEAR_NS 250.0
+/* Round trips per probe; the least counts, as a descheduled moment only
+ * ever adds time.  Four cost 0.5-2.5 us, against a barrier's 1-5. */
+#define PROBE_ROUNDS 4
+
+/* Two words a cache line apart in a window rank 0 owns: rank 0 writes the
+ * first, rank 1 answers in the second.  NULL: no probe in this launch. */
+static _Atomic long *probe_line;
+static MPI_Win probe_win = MPI_WIN_NULL;
+static long probe_seq;
+
+/* Sets the probe up when ranks 0 and 1 share a node and that node has no
+ * more processes than online CPUs (on a crowded node a spinning probe
+ * would wait for a descheduled partner, and placement means little).
+ * Collective over MPI_COMM_WORLD; called before anything is measured. */
+static void probe_init(void)
+{
+    if (g_np < 2)
+        return;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                        MPI_INFO_NULL, &node);
+    int node_np, in_node[2] = { MPI_UNDEFINED, MPI_UNDEFINED };
+    MPI_Comm_size(node, &node_np);
+    MPI_Group world_group, node_group;
+    MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    MPI_Comm_group(node, &node_group);
+    int pair[2] = { 0, 1 };
+    MPI_Group_translate_ranks(world_group, 2, pair, node_group, in_node);
+    MPI_Group_free(&world_group);
+    MPI_Group_free(&node_group);
+    /* rank 0 decides (its node is the one that matters), the rest follow */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    double use = g_rank == 0 && in_node[1] != MPI_UNDEFINED && ncpu > 0 &&
+                 node_np <= ncpu;
+    use = ctl_max(g_rank == 0 ? use : 0.0);
+    /* every process of every node takes part in its node's window call */
+    MPI_Aint size = (use > 0 && g_rank == 0) ? 2 * 64 : 0;
+    void *base = NULL;
+    MPI_Win_allocate_shared(size, 1, MPI_INFO_NULL, node, &base, &probe_win);
+    if (use > 0 && g_rank <= 1) {
+        MPI_Aint sz;
+        int du;
+        MPI_Win_shared_query(probe_win, in_node[0], &sz, &du, &base);
+        probe_line = base;
+        if (g_rank == 0) {
+            atomic_store(&probe_line[0], 0);
+            atomic_store(&probe_line[8], 0);
+        }
+    }
+    MPI_Comm_free(&node);
+    ctl_barrier(); /* the words are zero before anyone probes */
+}
+
+static void probe_free(void)
+{
+    if (probe_win != MPI_WIN_NULL)
+        MPI_Win_free(&probe_win);
+    probe_line = NULL;
+}
+
+/* One probe: rank 0 returns the least line round trip in ns, rank 1 0;
+ * the other ranks return at once.  Sequentially consistent atomics: each
+ * store must be seen before its answer can come, which is all the probe
+ * times. */
+static double probe_rtt(void)
+{
+    if (!probe_line)
+        return 0.0;
+    double best = 1e12;
+    for (int k = 0; k < PROBE_ROUNDS; k++) {
+        long v = ++probe_seq;
+        if (g_rank == 0) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            atomic_store(&probe_line[0], v);
+            while (atomic_load(&probe_line[8]) != v)
+                ;
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            double d = (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
+            if (d < best)
+                best = d;
+        } else {
+            while (atomic_load(&probe_line[0]) != v)
+                ;
+            atomic_store(&probe_line[8], v);
+        }
+    }
+    return g_rank == 0 ? best : 0.0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -917,6 +1031,7 @@ typedef struct {
     unsigned calls;           /* calls of the current (op, size) */
     int wrong;                /* this rank saw a wrong result */
     char detail[DETAIL_LEN];  /* first problem seen by this rank */
+    double rtt_ns;            /* rank 0: the last iteration's probe, or 0 */
 } run_state_t;
 
 /* One iteration: prepare, fixed barrier, timed call, check (when `check`
@@ -938,6 +1053,9 @@ static void one_iteration(ctx_t *c, run_state_t *st, double stamp[2],
         iter = st->iter++;
         op_prepare(c, iter);
     }
+    /* OSU's loop has no barrier before the call, and a probe would add
+     * one between ranks 0 and 1 */
+    st->rtt_ns = st->sync_osu ? 0.0 : probe_rtt();
     if (!st->sync_osu)
         ctl_barrier();
     st->calls++;
@@ -1052,6 +1170,38 @@ static void report_wrong(const run_state_t *st, const char *op, size_t bytes)
     }
 }
 
+/* The RESULT fields of the placement split (file comment): per placement
+ * the median of the iterations' durations (dur, seconds, in probe order)
+ * that began there (rtt, ns), and their number; a placement no iteration
+ * began in has no median. */
+static void placement_fields(const double *dur, const double *rtt, int iters,
+                             char *out, size_t len)
+{
+    double *near = malloc((size_t)iters * sizeof *near);
+    double *far = malloc((size_t)iters * sizeof *far);
+    if (!near || !far)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    int nn = 0, nf = 0;
+    double lo = rtt[0], hi = rtt[0];
+    for (int i = 0; i < iters; i++) {
+        if (rtt[i] < PROBE_NEAR_NS)
+            near[nn++] = dur[i];
+        else
+            far[nf++] = dur[i];
+        lo = rtt[i] < lo ? rtt[i] : lo;
+        hi = rtt[i] > hi ? rtt[i] : hi;
+    }
+    char a[40] = "", b[40] = "";
+    if (nn)
+        snprintf(a, sizeof a, "near_us=%.3f ", median(near, nn) * 1e6);
+    if (nf)
+        snprintf(b, sizeof b, "far_us=%.3f ", median(far, nf) * 1e6);
+    snprintf(out, len, "%snear_iters=%d %sfar_iters=%d rtt_ns=%.0f-%.0f ", a,
+             nn, b, nf, lo, hi);
+    free(near);
+    free(far);
+}
+
 /* Measures one (op, size).  Returns 1 if any rank saw a wrong result. */
 static int measure(const options_t *o, enum op_id op, size_t bytes,
                    run_state_t *st)
@@ -1097,12 +1247,15 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
     double *stamps = malloc((size_t)iters * 2 * sizeof *stamps);
     double *tmax = malloc((size_t)iters * sizeof *tmax);
     double *span = malloc((size_t)iters * sizeof *span);
-    if (!stamps || !tmax || !span)
+    double *rtt = malloc((size_t)iters * sizeof *rtt);
+    if (!stamps || !tmax || !span || !rtt)
         MPI_Abort(MPI_COMM_WORLD, 2);
     if (st->sync_osu)
         MPI_Barrier(MPI_COMM_WORLD); /* OSU: one barrier before the loop */
-    for (int i = 0; i < iters; i++)
+    for (int i = 0; i < iters; i++) {
         one_iteration(&c, st, &stamps[2 * i], !st->reuse || i == iters - 1);
+        rtt[i] = st->rtt_ns;
+    }
     ctx_free(&c);
 
     if (o->counters)
@@ -1122,19 +1275,24 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
             double sum = 0.0;
             for (int i = 0; i < iters; i++)
                 sum += tmax[i];
+            /* before median() sorts tmax out of the probes' order */
+            char placed[128] = "";
+            if (probe_line && rtt[0] > 0)
+                placement_fields(tmax, rtt, iters, placed, sizeof placed);
             double med = median(tmax, iters); /* sorts tmax */
             printf("median_us=%.3f min_us=%.3f mean_us=%.3f max_us=%.3f "
                    "span_us=%.3f osu_avg_us=%.3f iters=%d warmup=%d "
-                   "status=OK\n", med * 1e6, tmax[0] * 1e6,
+                   "%sstatus=OK\n", med * 1e6, tmax[0] * 1e6,
                    sum / iters * 1e6, tmax[iters - 1] * 1e6,
                    median(span, iters) * 1e6, rank_avg * 1e6, iters,
-                   warmup + 4);
+                   warmup + 4, placed);
         }
         fflush(stdout);
     }
     free(stamps);
     free(tmax);
     free(span);
+    free(rtt);
     return any_wrong;
 }
 
@@ -1240,6 +1398,8 @@ int main(int argc, char **argv)
         return 2;
     }
     print_info(&o);
+    if (!o.sync_osu)
+        probe_init();
     if (o.counters)
         pv_init();
 
@@ -1274,6 +1434,7 @@ int main(int argc, char **argv)
             MPI_T_pvar_session_free(&pv_session);
         MPI_T_finalize();
     }
+    probe_free();
     MPI_Comm_free(&ctl_comm);
     MPI_Finalize();
     return wrong ? 1 : 0;

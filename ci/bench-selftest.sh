@@ -4,7 +4,9 @@
 #  1. csv:    a 2-size sweep of every op at np=2 with tuned (+ sharm when
 #             the plugin exists) must succeed and produce a well-formed
 #             CSV: the right header, one row per (op, size, config),
-#             status OK and positive numeric latencies.
+#             status OK and positive numeric latencies, and the medians per
+#             placement of the cores from sharm_bench's probe (none at np=3
+#             and 4 on 2 cores, runs 3 and 5, where it does not probe).
 #  2. wrong:  with a result deliberately corrupted by the benchmark's
 #             --inject-wrong hook, the driver must exit 1, mark the rows
 #             WRONG and print no latency for them.
@@ -24,7 +26,8 @@
 #             other failure is a FAIL.
 #  8. osu:    --method osu: the launch runs OSU's loop (reused buffers,
 #             MPI_Barrier after the call), rows carry osu_avg_us and
-#             method=osu, and an injected wrong result is still caught.
+#             method=osu and no placement figures (no probe in that loop),
+#             and an injected wrong result is still caught.
 #  9. simreport: bench/report.py on a made-up simulated-nodes run: the
 #             section with the loopback-TCP caveat, the counters per call
 #             and the Allgather inter-node bytes are printed, a call the
@@ -48,14 +51,18 @@ FAILED=0
 pass() { echo "bench-selftest: PASS $1"; PASSED=$((PASSED + 1)); }
 fail() { echo "bench-selftest: FAIL $1: $2"; FAILED=$((FAILED + 1)); }
 
-# check_csv CSV EXPECTED_CONFIGS(comma list) EXPECTED_ROWS_PER_CONFIG
-# Prints problems; exit status 0 when the CSV is as expected.
+# check_csv CSV EXPECTED_CONFIGS(comma list) EXPECTED_ROWS_PER_CONFIG PLACED
+# PLACED 1: every row has figures per placement of the cores (np=2 on this
+# 2-core machine); 0: none has (a crowded node, where sharm_bench does not
+# probe).  Prints problems; exit status 0 when the CSV is as expected.
 check_csv() {
     python3 - "$@" <<'EOF'
 import csv, re, sys
 path, configs, per_config = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+placed_expected = sys.argv[4] == "1"
 header = ["op", "np", "bytes", "config", "median_us", "min_us", "mean_us",
           "max_us", "span_us", "osu_avg_us", "iters", "status", "runs",
+          "near_us", "near_iters", "far_us", "far_iters",
           "method", "limit_us", "pct_of_limit",
           "state_memcpy_64k_gbps", "state_memcpy_4m_gbps",
           "state_memcpy_64m_gbps", "state_line_rtt_ns", "state_xcopy_1m_gbps",
@@ -85,6 +92,17 @@ for r, raw in zip(body, rows[1:]):
         continue
     if min(vals) <= 0 or iters <= 0 or not vals[1] <= vals[0] <= vals[3]:
         problems.append(f"implausible numbers: {raw}")
+    # sharm_bench's per-iteration placement probe (np=2 on 2 cores, its
+    # default loop): every iteration began near or far, and a row names the
+    # placements its launches ran in, each with a plausible median
+    placed = [(r[f"{p}_us"], r[f"{p}_iters"]) for p in ("near", "far")]
+    if any(us for us, _ in placed) != placed_expected:
+        problems.append(f"placement figures (near_us, far_us) expected: "
+                        f"{placed_expected}: {raw}")
+    for us, n in placed:
+        if us and not (float(us) > 0 and int(n) >= 5
+                       and vals[1] <= float(us) <= vals[3]):
+            problems.append(f"implausible placement figure {us} ({n}): {raw}")
     # the state probes before and after each launch behind the row
     if not re.fullmatch(r"\d+-\d+(/\d+-\d+)*", r["launch_line_rtt_ns"]) or \
             r["launch_line_rtt_ns"].count("/") + 1 != int(r["runs"]):
@@ -119,7 +137,7 @@ if "$REPO/ci/bench.sh" --np 2 --sizes 8,64K --configs tuned,sharm \
     # the plugin when it can, and a plugin that exists must also have run.
     [ -f "$PLUGIN" ] && configs="tuned,sharm"
     # 12 sized ops x 2 sizes + barrier
-    if problems=$(check_csv "$out/results.csv" "$configs" 25); then
+    if problems=$(check_csv "$out/results.csv" "$configs" 25 1); then
         pass "csv ($configs)"
     else
         fail csv "$(printf '\n%s' "$problems")"
@@ -161,7 +179,7 @@ configs="tuned"
 [ -f "$PLUGIN" ] && configs="tuned,sharm"
 if "$REPO/ci/bench.sh" --np 3 --sizes 13,8K --configs "$configs" \
         --ops "$NEW_OPS" --budget-ms 20 --out "$out" >"$WORK/np3.log" 2>&1; then
-    if problems=$(check_csv "$out/results.csv" "$configs" 12); then
+    if problems=$(check_csv "$out/results.csv" "$configs" 12 0); then
         pass "np3 ($configs)"
     else
         fail np3 "$(printf '\n%s' "$problems")"
@@ -201,7 +219,7 @@ if [ -f "$PLUGIN" ]; then
             --ops bcast,reduce,allreduce --budget-ms 20 --out "$out" \
             >"$WORK/hier.log" 2>&1; then
         # 3 ops at np=4 only
-        if problems=$(check_csv "$out/results.csv" sharm-hier 3); then
+        if problems=$(check_csv "$out/results.csv" sharm-hier 3 0); then
             pass hier
         else
             fail hier "$(printf '\n%s' "$problems")"
@@ -279,7 +297,7 @@ if grep -q '^CONFIG name=impi status=skipped reason="install failed' \
 elif [ $rc != 0 ]; then
     fail impi "ci/bench.sh exited $rc (log follows)"
     tail -30 "$WORK/impi.log" | sed 's/^/    /'
-elif ! problems=$(check_csv "$out/results.csv" impi 7); then  # 3 ops x 2 sizes + barrier
+elif ! problems=$(check_csv "$out/results.csv" impi 7 1); then  # 3 ops x 2 sizes + barrier
     fail impi "$(printf '\n%s' "$problems")"
 elif ! grep -q 'config=impi .*INFO .*library="Intel(R) MPI.*binding="0;1"' \
         "$out/results.txt"; then
@@ -304,6 +322,8 @@ for r in rows:
         print("allreduce row not WRONG or has a latency:", r)
     elif r["op"] == "bcast" and (r["status"] != "OK" or not float(r["osu_avg_us"]) > 0):
         print("bcast row not OK with osu_avg_us:", r)
+    elif r["near_us"] or r["far_us"]:
+        print("OSU's loop has no barrier before the call, so no probe:", r)
 if sorted(r["op"] for r in rows) != ["allreduce"] * 2 + ["bcast"] * 2:
     print("rows:", [(r["op"], r["bytes"]) for r in rows])
 EOF
