@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
+use mca_coll_sharm::shm::stores::{ACKS_KEPT_CALLS, ACKS_STALE};
 use support::OMPI_COMPONENTS;
 
 /// One mpirun at a time (2 cores).
@@ -253,6 +254,29 @@ fn nontemporal_auto_large_streams_heed_the_readers_too() {
     assert_every_process_takes(&out, 2, "Auto");
     assert!(out.contains(READER_ASKS), "a reader asks:\n{out}");
     assert!(out.contains(WRITER_HEEDS), "its writer heeds:\n{out}");
+}
+
+/// Under `auto`, the acknowledgements speak for large streams only while
+/// they keep coming: 4 MiB Bcasts fill the 1 MiB rings, so their writers
+/// time acknowledgements (every one late at a far threshold of 1 ns), and
+/// the small Bcasts after them time none; a writer must then say at
+/// verbose 100 that its acknowledgements went stale.  Writers that keep an
+/// acknowledgement's verdict for good fail the test.
+#[test]
+fn nontemporal_auto_acknowledgements_go_stale() {
+    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["quiet=1048576"]);
+    assert_every_process_takes(&out, 2, "Auto");
+    assert!(
+        out.contains("streams over 256 KiB follow the acknowledgements from now on"),
+        "the acknowledgements spoke:\n{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "{} {} calls: streams over 256 KiB follow the readers' reports",
+            ACKS_STALE, ACKS_KEPT_CALLS
+        )),
+        "and went stale:\n{out}"
+    );
 }
 
 /// Under `auto`, streams too short for every fragment to carry a stamp

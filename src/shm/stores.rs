@@ -152,6 +152,20 @@
 //! 16 MiB Bcast 0.79, 4 MiB Scatter 0.85, Allreduce 0.94
 //! (`docs/benchmark/2026-11-28-a-large-reports`).
 //!
+//! Acknowledgements go stale (2026-11-28, later): what they said speaks
+//! only while they keep coming, for `ACKS_KEPT_CALLS` calls after the last
+//! one timed.  Why: a writer times only the acknowledgements it spins for
+//! while its ring is full, and a stream that fits the ring (a 1 MiB Bcast
+//! through the 1 MiB ring of 128 slots of 8 KiB) never fills it, so a far
+//! verdict heard in the launch's first calls stayed for good.  With the
+//! cores near that made every later 1 MiB Bcast non-temporal: np=2,
+//! `sharm_bench --data reuse`, near launches, `auto` took 42-47 or 76-96
+//! us, `never` 44-45 and `always` 80-107; at verbose 100 the slow launch's
+//! root had heard its last acknowledgement (398 ns: far) before the
+//! measured calls and none in its 400 calls after.  Once the
+//! acknowledgements are stale, the readers' reports speak as they do for
+//! shorter streams, and the writer's own fills while those are silent.
+//!
 //! Ownership: a `Stores` belongs to one process's channel (`Shared`);
 //! `Cell`s because fills happen through `&Shared` while its queues are
 //! borrowed.
@@ -315,10 +329,14 @@ pub struct Stores {
     /// `ACK_SHARE` of its thresholds).
     latencies: Latencies,
     /// What the acknowledgements this writer spun for said, which speaks
-    /// for streams beyond `REPORTS_ALONE_MAX` once one did (`acks_heard`;
-    /// module comment, "Acknowledgements").
+    /// for streams beyond `REPORTS_ALONE_MAX` while they keep coming
+    /// (`acks_heard`; module comment, "Acknowledgements" and
+    /// "Acknowledgements go stale").
     ack_verdict: Cell<Verdict>,
     acks_heard: Cell<bool>,
+    /// Calls begun since the last acknowledgement was timed, while
+    /// `acks_heard`; past `ACKS_KEPT_CALLS` they are stale.
+    calls_since_ack: Cell<u32>,
     /// Calls begun (`new_call`) since the reports were last read; 0: read
     /// in this call already, or no call begun.
     calls_unread: Cell<u32>,
@@ -354,6 +372,7 @@ impl Stores {
             latencies: Latencies::new(share(far_from, ACK_SHARE)),
             ack_verdict: Cell::new(Verdict::default()),
             acks_heard: Cell::new(false),
+            calls_since_ack: Cell::new(0),
             calls_unread: Cell::new(0),
             readers_far: Cell::new(false),
         }
@@ -373,6 +392,7 @@ impl Stores {
         let was = self.ack_verdict.get();
         let now = was.step(sample, HEADERS_LATE_IN_A_ROW);
         self.ack_verdict.set(now);
+        self.calls_since_ack.set(0);
         if !self.acks_heard.replace(true) {
             trace!(
                 "queue stores of process {}: an acknowledgement took {ns} ns: streams over {} KiB follow the acknowledgements from now on",
@@ -394,10 +414,27 @@ impl Stores {
     }
 
     /// A collective call begins: its first fill that the readers' reports
-    /// speak for reads them again.
+    /// speak for reads them again, and acknowledgements not heard for
+    /// `ACKS_KEPT_CALLS` calls stop speaking (module comment,
+    /// "Acknowledgements go stale").
     pub fn new_call(&self) {
         self.calls_unread
             .set(self.calls_unread.get().saturating_add(1));
+        if self.acks_heard.get() {
+            let quiet = self.calls_since_ack.get() + 1;
+            self.calls_since_ack.set(quiet);
+            if quiet > ACKS_KEPT_CALLS {
+                // What they said is forgotten too: when they come again,
+                // a far verdict takes a fresh run of late ones.
+                self.acks_heard.set(false);
+                self.ack_verdict.set(Verdict::default());
+                trace!(
+                    "queue stores of process {}: {ACKS_STALE} {ACKS_KEPT_CALLS} calls: streams over {} KiB follow the readers' reports and this writer's fills again",
+                    self.me,
+                    REPORTS_ALONE_MAX >> 10
+                );
+            }
+        }
     }
 
     /// Whether eligible fills of a stream of `stream_bytes` bytes use
@@ -426,8 +463,9 @@ impl Stores {
     /// crowded): up to `REPORTS_ALONE_MAX` the readers' reports (as last
     /// read); beyond, far when either a reader reports late headers or the
     /// acknowledgements came late, near when neither, once either spoke
-    /// (module comment, "Large streams hear both").  None: the writer's own
-    /// timings decide.
+    /// (module comment, "Large streams hear both"; the acknowledgements
+    /// only while they keep coming).  None: the writer's own timings
+    /// decide.
     #[inline]
     fn settled(&self, stream_bytes: usize) -> Option<bool> {
         if !self.readers_judge {
@@ -675,6 +713,15 @@ const HEADERS_LATE_IN_A_ROW: u8 = 4;
 /// every size, paired np=2, 2026-11-27 evening: Allgather 4 / 16 MiB
 /// 1.19-1.37x the time in three launches of four).
 pub const REPORTS_ALONE_MAX: usize = 256 << 10;
+/// Acknowledgements speak for this many calls after the last one timed
+/// (module comment, "Acknowledgements go stale").  Eight: a writer that
+/// waits for its ring hears them in every call of such streams, and one
+/// that stopped waiting lets the readers' reports or its own fills decide
+/// within a few calls of a millisecond each at 1 MiB.
+pub const ACKS_KEPT_CALLS: u32 = 8;
+/// How the trace begins when the acknowledgements go stale (verbose 100;
+/// tests look for it).
+pub const ACKS_STALE: &str = "no acknowledgement timed in";
 /// A writer heeds reports about its last this many publications only (a
 /// reader that stopped reading its queue cannot keep it non-temporal).
 pub const REPORTS_KEPT: u64 = 4096;
@@ -1043,6 +1090,51 @@ mod tests {
             }
             assert!(!stores.far(LONG), "{mode:?}, crowded {crowded}");
         }
+    }
+
+    /// Acknowledgements speak only while they keep coming: after
+    /// `ACKS_KEPT_CALLS` calls without one the readers' reports (or the
+    /// writer's own fills) decide the longer streams again, and a far
+    /// verdict then takes a fresh run of late acknowledgements.  One timed
+    /// within the window keeps them speaking.
+    #[test]
+    fn acknowledgements_go_stale_after_calls_without_one() {
+        const LONG: usize = 1 << 20;
+        let stores = Stores::new(0, NontemporalMode::Auto, 4 << 10, false, FAR);
+        let late_run = |stores: &Stores| {
+            for _ in 0..HEADERS_LATE_IN_A_ROW {
+                stores.heard_ack(FAR);
+            }
+        };
+        late_run(&stores);
+        for _ in 0..ACKS_KEPT_CALLS {
+            stores.new_call();
+        }
+        assert!(stores.far(LONG), "still within the window");
+        stores.heard_ack(FAR);
+        for _ in 0..ACKS_KEPT_CALLS {
+            stores.new_call();
+        }
+        assert!(stores.far(LONG), "one timed ack renewed the window");
+        stores.new_call();
+        assert!(!stores.far(LONG), "stale: the writer's own fills (near)");
+        stores.new_call();
+        assert!(
+            fill_one(&stores, K64, LONG, || true),
+            "stale acknowledgements, a reader's report: far"
+        );
+        stores.new_call();
+        assert!(
+            !fill_one(&stores, K64, LONG, || false),
+            "stale acknowledgements, the report withdrawn: near"
+        );
+        stores.heard_ack(FAR);
+        assert!(
+            !stores.far(LONG),
+            "one late one after going stale is short of a run"
+        );
+        late_run(&stores);
+        assert!(stores.far(LONG), "a fresh run");
     }
 
     /// Beyond `REPORTS_ALONE_MAX` a stream is far when a reader reports

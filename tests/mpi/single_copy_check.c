@@ -500,7 +500,7 @@ int main(int argc, char **argv)
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
-                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N]\n");
+                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -544,6 +544,16 @@ int main(int argc, char **argv)
     if (argc > 2 && strncmp(argv[2], "bcasts=", 7) == 0) {
         for (int round = 0; round < 256; round++)
             test_bcast(atoi(argv[2] + 7), 0);
+        goto done;
+    }
+    /* "quiet=N": Bcasts of N ints, long enough to fill the queues' rings
+     * (so their writers time acknowledgements), then small ones that time
+     * none, enough calls for the acknowledgements to go stale. */
+    if (argc > 2 && strncmp(argv[2], "quiet=", 6) == 0) {
+        for (int round = 0; round < 16; round++)
+            test_bcast(atoi(argv[2] + 6), 1);
+        for (int round = 0; round < 32; round++)
+            test_bcast(2, 0);
         goto done;
     }
     const int big = 70001, small = 100; /* ints: 280 KB (several chunks), 400 B */
