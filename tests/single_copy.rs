@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 
-use mca_coll_sharm::shm::stores::{ACKS_KEPT_CALLS, ACKS_STALE};
+use mca_coll_sharm::shm::stores::{ACKS_KEPT_CALLS, ACKS_SPEAK, ACKS_STALE};
 use support::OMPI_COMPONENTS;
 
 /// One mpirun at a time (2 cores).
@@ -230,7 +230,7 @@ fn nontemporal_auto_large_streams_follow_acknowledgements() {
             .any(|l| l.contains("an acknowledgement took") && l.contains(what))
     };
     assert!(
-        timed("follow the acknowledgements from now on"),
+        timed(ACKS_SPEAK),
         "a writer timed an acknowledgement:\n{out}"
     );
     assert!(
@@ -267,7 +267,7 @@ fn nontemporal_auto_acknowledgements_go_stale() {
     let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["quiet=1048576"]);
     assert_every_process_takes(&out, 2, "Auto");
     assert!(
-        out.contains("streams over 256 KiB follow the acknowledgements from now on"),
+        out.contains(&format!("streams over 256 KiB {ACKS_SPEAK}")),
         "the acknowledgements spoke:\n{out}"
     );
     assert!(
