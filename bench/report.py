@@ -157,6 +157,14 @@ def fmt_us(v):
 
 # ------------------------------------------------------------------ input
 
+def median(values):
+    """The median of a non-empty iterable of numbers (the mean of the
+    middle two for an even count)."""
+    v = sorted(values)
+    k = len(v)
+    return v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
+
+
 def aggregate(runs):
     """One row from the per-launch rows of the same (op, np, bytes, config):
     median of the launches' medians, min of mins, iteration-weighted mean,
@@ -171,9 +179,7 @@ def aggregate(runs):
     if row["status"] != "OK":
         return row
     def med_of(field):
-        v = sorted(float(r[field]) for r in runs)
-        k = len(v)
-        return v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
+        return median(float(r[field]) for r in runs)
 
     med = med_of("median_us")
     span = med_of("span_us") if all(r["span_us"] for r in runs) else None
@@ -192,9 +198,7 @@ def aggregate(runs):
         counted = [r for r in runs if r.get(f"{place}_us")
                    and int(r.get(f"{place}_iters") or 0) >= PLACED_MIN_ITERS]
         if counted:
-            v = sorted(float(r[f"{place}_us"]) for r in counted)
-            k = len(v)
-            m = v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2])
+            m = median(float(r[f"{place}_us"]) for r in counted)
             row[f"{place}_us"] = f"{m:.3f}"
             row[f"{place}_iters"] = sum(int(r[f"{place}_iters"]) for r in counted)
     return row
