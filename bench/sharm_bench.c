@@ -69,11 +69,13 @@
  * launches compare.  So, with the default loop, ranks 0 and 1 time a
  * line's round trip through a shared window right before every iteration
  * (outside the timed region, before the barrier; the least of
- * PROBE_ROUNDS) when they share a node and the node is not crowded, and
- * every RESULT line also carries near_us / near_iters and far_us /
- * far_iters: the median over the iterations that began near (round trip
- * under PROBE_NEAR_NS) and over those that began far, and how many each
- * had.  bench/report.py compares libraries per placement from these.
+ * PROBE_ROUNDS) when they share a node and their machine is not crowded
+ * (its processes, counted by boot id so that simulated nodes on one
+ * machine count together, are no more than its CPUs), and every RESULT
+ * line also carries near_us / near_iters and far_us / far_iters: the
+ * median over the iterations that began near (round trip under
+ * PROBE_NEAR_NS) and over those that began far, and how many each had.
+ * bench/report.py compares libraries per placement from these.
  *
  * Machine-state probes (memcpy, cross-core copy, line latency,
  * point-to-point bandwidth) live in machine_state.c.
@@ -410,7 +412,7 @@ static size_t check_float_sum(const float *buf, size_t count, size_t first,
 /* ------------------------------------------------------------------ */
 
 enum { TAG_BARRIER = 101, TAG_REDUCE = 102, TAG_BCAST = 103, TAG_TIMES = 104,
-       TAG_DETAIL = 105, TAG_COUNTERS = 106 };
+       TAG_DETAIL = 105, TAG_COUNTERS = 106, TAG_MACHINE = 107 };
 
 static MPI_Comm ctl_comm;
 static int g_rank, g_np;
@@ -467,10 +469,50 @@ static _Atomic long *probe_line;
 static MPI_Win probe_win = MPI_WIN_NULL;
 static long probe_seq;
 
-/* Sets the probe up when ranks 0 and 1 share a node and that node has no
- * more processes than online CPUs (on a crowded node a spinning probe
- * would wait for a descheduled partner, and placement means little).
- * Collective over MPI_COMM_WORLD; called before anything is measured. */
+#define BOOT_ID_LEN 40
+
+/* This machine's boot id (the kernel's, the same in every UTS namespace,
+ * so simulated nodes on one machine share it), or "" when unreadable. */
+static void boot_id(char out[BOOT_ID_LEN])
+{
+    memset(out, 0, BOOT_ID_LEN);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f)
+        return;
+    if (!fgets(out, BOOT_ID_LEN, f))
+        out[0] = 0;
+    fclose(f);
+    out[strcspn(out, "\n")] = 0;
+}
+
+/* Rank 0: how many processes run on rank 0's machine (same boot id), or
+ * g_np when some rank could not tell; the others return 0.  Point to point
+ * on ctl_comm, as all bookkeeping. */
+static int processes_on_my_machine(void)
+{
+    char mine[BOOT_ID_LEN];
+    boot_id(mine);
+    if (g_rank != 0) {
+        MPI_Send(mine, BOOT_ID_LEN, MPI_CHAR, 0, TAG_MACHINE, ctl_comm);
+        return 0;
+    }
+    int n = 1;
+    for (int r = 1; r < g_np; r++) {
+        char theirs[BOOT_ID_LEN];
+        MPI_Recv(theirs, BOOT_ID_LEN, MPI_CHAR, r, TAG_MACHINE, ctl_comm,
+                 MPI_STATUS_IGNORE);
+        theirs[BOOT_ID_LEN - 1] = 0;
+        n += !mine[0] || !theirs[0] || strcmp(mine, theirs) == 0;
+    }
+    return n;
+}
+
+/* Sets the probe up when ranks 0 and 1 share a node and rank 0's machine
+ * runs no more processes than it has online CPUs: on a crowded machine a
+ * spinning probe would wait for a descheduled partner, and placement
+ * means little.  The machine, not the node: simulated nodes (ci/sim-nodes.sh)
+ * are several nodes of one machine.  Collective over MPI_COMM_WORLD;
+ * called before anything is measured. */
 static void probe_init(void)
 {
     if (g_np < 2)
@@ -478,8 +520,7 @@ static void probe_init(void)
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                         MPI_INFO_NULL, &node);
-    int node_np, in_node[2] = { MPI_UNDEFINED, MPI_UNDEFINED };
-    MPI_Comm_size(node, &node_np);
+    int in_node[2] = { MPI_UNDEFINED, MPI_UNDEFINED };
     MPI_Group world_group, node_group;
     MPI_Comm_group(MPI_COMM_WORLD, &world_group);
     MPI_Comm_group(node, &node_group);
@@ -487,10 +528,12 @@ static void probe_init(void)
     MPI_Group_translate_ranks(world_group, 2, pair, node_group, in_node);
     MPI_Group_free(&world_group);
     MPI_Group_free(&node_group);
-    /* rank 0 decides (its node is the one that matters), the rest follow */
+    /* rank 0 decides (its machine is the one that matters), the rest
+     * follow */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int on_machine = processes_on_my_machine();
     double use = g_rank == 0 && in_node[1] != MPI_UNDEFINED && ncpu > 0 &&
-                 node_np <= ncpu;
+                 on_machine <= ncpu;
     use = ctl_max(g_rank == 0 ? use : 0.0);
     /* every process of every node takes part in its node's window call */
     MPI_Aint size = (use > 0 && g_rank == 0) ? 2 * 64 : 0;
