@@ -333,13 +333,13 @@ pub struct Stores {
     latencies: Latencies,
     /// What the acknowledgements this writer spun for said, which speaks
     /// for streams beyond `REPORTS_ALONE_MAX` while they keep coming
-    /// (`acks_heard`; module comment, "Acknowledgements" and
+    /// (`acks_quiet_for`; module comment, "Acknowledgements" and
     /// "Acknowledgements go stale").
     ack_verdict: Cell<Verdict>,
-    acks_heard: Cell<bool>,
-    /// Calls begun since the last acknowledgement was timed, while
-    /// `acks_heard`; past `ACKS_KEPT_CALLS` they are stale.
-    calls_since_ack: Cell<u32>,
+    /// While the acknowledgements speak, the calls begun since the last
+    /// one was timed (past `ACKS_KEPT_CALLS` they go stale); None while
+    /// they do not.
+    acks_quiet_for: Cell<Option<u32>>,
     /// Calls begun (`new_call`) since the reports were last read; 0: read
     /// in this call already, or no call begun.
     calls_unread: Cell<u32>,
@@ -374,8 +374,7 @@ impl Stores {
             readers_judge: mode == NontemporalMode::Auto && !crowded,
             latencies: Latencies::new(share(far_from, ACK_SHARE)),
             ack_verdict: Cell::new(Verdict::default()),
-            acks_heard: Cell::new(false),
-            calls_since_ack: Cell::new(0),
+            acks_quiet_for: Cell::new(None),
             calls_unread: Cell::new(0),
             readers_far: Cell::new(false),
         }
@@ -395,8 +394,7 @@ impl Stores {
         let was = self.ack_verdict.get();
         let now = was.step(sample, HEADERS_LATE_IN_A_ROW);
         self.ack_verdict.set(now);
-        self.calls_since_ack.set(0);
-        if !self.acks_heard.replace(true) {
+        if self.acks_quiet_for.replace(Some(0)).is_none() {
             trace!(
                 "queue stores of process {}: an acknowledgement took {ns} ns: streams over {} KiB {ACKS_SPEAK}",
                 self.me,
@@ -423,13 +421,12 @@ impl Stores {
     pub fn new_call(&self) {
         self.calls_unread
             .set(self.calls_unread.get().saturating_add(1));
-        if self.acks_heard.get() {
-            let quiet = self.calls_since_ack.get() + 1;
-            self.calls_since_ack.set(quiet);
+        if let Some(quiet) = self.acks_quiet_for.get().map(|calls| calls + 1) {
+            self.acks_quiet_for.set(Some(quiet));
             if quiet > ACKS_KEPT_CALLS {
                 // What they said is forgotten too: when they come again,
                 // a far verdict takes a fresh run of late ones.
-                self.acks_heard.set(false);
+                self.acks_quiet_for.set(None);
                 self.ack_verdict.set(Verdict::default());
                 trace!(
                     "queue stores of process {}: {ACKS_STALE} {ACKS_KEPT_CALLS} calls: streams over {} KiB follow the readers' reports and this writer's fills again",
@@ -477,7 +474,7 @@ impl Stores {
         let reported = self.readers_far.get();
         if stream_bytes <= REPORTS_ALONE_MAX {
             Some(reported)
-        } else if reported || self.acks_heard.get() {
+        } else if reported || self.acks_quiet_for.get().is_some() {
             Some(reported || self.ack_verdict.get().far)
         } else {
             None
@@ -1193,7 +1190,7 @@ mod tests {
             stores.heard_ack(held_up);
         }
         assert!(
-            !stores.acks_heard.get(),
+            stores.acks_quiet_for.get().is_none(),
             "held-up times alone: still the writer's own fills"
         );
         for _ in 1..HEADERS_LATE_IN_A_ROW {
