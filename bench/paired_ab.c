@@ -22,7 +22,7 @@
  * RTT=1 (np >= 2, one node): before each block ranks 0 and 1 time a cache
  * line's round trip through a shared window (the least of 20), and a SPLIT
  * line per (op, bytes) gives the median B/A of the blocks that began with
- * the cores near (under RTT_NEAR_NS) and of those that began far: on this
+ * the cores near (under PROBE_NEAR_NS) and of those that began far: on this
  * VM the host moves the two vCPUs between near and far cores every few
  * seconds, and which stores win depends on it.  Each block also prints a
  * BLOCK line (rtt, A, B, B/A), which bench/paired_split.py pools over
@@ -43,23 +43,18 @@ static void run(const char*op,MPI_Comm c,char*s,char*r,int n){int p;MPI_Comm_siz
  else if(!strcmp(op,"scatter"))MPI_Scatter(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);
  else if(!strcmp(op,"barrier"))MPI_Barrier(c);
  else {fprintf(stderr,"op?\n");MPI_Abort(c,1);} }
-#include <stdatomic.h>
-#include <time.h>
-#define RTT_NEAR_NS 250.0
-static double now_ns(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec*1e9+t.tv_nsec;}
-/* Rank 0 pings, rank 1 answers, the others only meet them at the barrier;
- * `line` points at two words a cache line apart in a window all share.
- * Returns the least round trip at rank 0, 0 elsewhere. */
+#include "line_probe.h"
+/* Rank 0 pings, rank 1 answers (20 round trips, line_probe.h), the others
+ * only meet them at the barrier; `line` points at two words a cache line
+ * apart in a window all share.  Returns the least round trip at rank 0, 0
+ * elsewhere. */
 static double line_rtt(_Atomic long*line,int me,long*seq){
- MPI_Barrier(MPI_COMM_WORLD); double best=1e9;
- for(int k=0;k<20;k++){ long v=++*seq;
-  if(me==0){ double t0=now_ns(); atomic_store(&line[0],v); while(atomic_load(&line[8])!=v); double d=now_ns()-t0; if(d<best)best=d; }
-  else if(me==1){ while(atomic_load(&line[0])!=v); atomic_store(&line[8],v); } }
- return me==0?best:0; }
+ MPI_Barrier(MPI_COMM_WORLD);
+ return me<=1?line_round_trip_ns(line,me,seq,20):0; }
 /* Median of the ratios whose block began near (near=1) or far. */
 static double split_med(const double*rat,const double*rtt,int blocks,int near,int*n){
  double*v=malloc(blocks*sizeof*v); *n=0;
- for(int b=0;b<blocks;b++) if((rtt[b]<RTT_NEAR_NS)==near) v[(*n)++]=rat[b];
+ for(int b=0;b<blocks;b++) if((rtt[b]<PROBE_NEAR_NS)==near) v[(*n)++]=rat[b];
  double m=*n?med(v,*n):0; free(v); return m; }
 int main(int argc,char**argv){MPI_Init(&argc,&argv);int me,p;MPI_Comm_rank(MPI_COMM_WORLD,&me);MPI_Comm_size(MPI_COMM_WORLD,&p);
  int blocks=atoi(argv[argc-2]),calls=atoi(argv[argc-1]);

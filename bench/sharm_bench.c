@@ -87,13 +87,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "line_probe.h"
 
 /* ------------------------------------------------------------------ */
 /* Options                                                             */
@@ -455,12 +456,8 @@ static double ctl_max(double v)
 /* Placement probe (see the file comment)                              */
 /* ------------------------------------------------------------------ */
 
-/* The cut between near and far round trips: the VM's near placements
- * measure 40-160 ns, its far ones 400-550 (Zen 3 and Zen 4 hosts alike);
- * bench/paired_ab.c splits at the same place. */
-#define PROBE_NEAR_NS 250.0
-/* Round trips per probe; the least counts, as a descheduled moment only
- * ever adds time.  Four cost 0.5-2.5 us, against a barrier's 1-5. */
+/* Round trips per probe (line_probe.h).  Four cost 0.5-2.5 us, against a
+ * barrier's 1-5. */
 #define PROBE_ROUNDS 4
 
 /* Two words a cache line apart in a window rank 0 owns: rank 0 writes the
@@ -485,9 +482,9 @@ static void boot_id(char out[BOOT_ID_LEN])
     out[strcspn(out, "\n")] = 0;
 }
 
-/* Rank 0: how many processes run on rank 0's machine (same boot id), or
- * g_np when some rank could not tell; the others return 0.  Point to point
- * on ctl_comm, as all bookkeeping. */
+/* Rank 0: how many processes run on rank 0's machine (same boot id; a rank
+ * whose id or rank 0's could not be read counts as on it); the others
+ * return 0.  Point to point on ctl_comm, as all bookkeeping. */
 static int processes_on_my_machine(void)
 {
     char mine[BOOT_ID_LEN];
@@ -560,34 +557,13 @@ static void probe_free(void)
     probe_line = NULL;
 }
 
-/* One probe: rank 0 returns the least line round trip in ns, rank 1 0;
- * the other ranks return at once.  Sequentially consistent atomics: each
- * store must be seen before its answer can come, which is all the probe
- * times. */
+/* One probe (line_probe.h): rank 0 returns the least line round trip in
+ * ns; rank 1 answers and returns 0; the other ranks return at once. */
 static double probe_rtt(void)
 {
-    if (!probe_line)
-        return 0.0;
-    double best = 1e12;
-    for (int k = 0; k < PROBE_ROUNDS; k++) {
-        long v = ++probe_seq;
-        if (g_rank == 0) {
-            struct timespec a, b;
-            clock_gettime(CLOCK_MONOTONIC, &a);
-            atomic_store(&probe_line[0], v);
-            while (atomic_load(&probe_line[8]) != v)
-                ;
-            clock_gettime(CLOCK_MONOTONIC, &b);
-            double d = (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
-            if (d < best)
-                best = d;
-        } else {
-            while (atomic_load(&probe_line[0]) != v)
-                ;
-            atomic_store(&probe_line[8], v);
-        }
-    }
-    return g_rank == 0 ? best : 0.0;
+    return probe_line
+               ? line_round_trip_ns(probe_line, g_rank, &probe_seq, PROBE_ROUNDS)
+               : 0.0;
 }
 
 /* ------------------------------------------------------------------ */
