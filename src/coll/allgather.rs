@@ -10,13 +10,13 @@
 use crate::coll::bcast;
 use crate::coll::gather::{self, rotation, sinks};
 use crate::coll::single_copy::{Offers, Outcome};
+use crate::coll::small::{self, all_travel, travels_with_header, Kind, SayOnce};
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, SelfCopy, TypedBuf};
 use crate::shm::channel::{Cut, PeerStream, Shared};
-use crate::shm::queue::{Pos, Readers, PREFETCH_MAX_BYTES};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::shm::queue::Readers;
 use tracing::trace;
 
 /// `own`: this process's send block (None: MPI_IN_PLACE, the block is already
@@ -82,90 +82,43 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
 
 /// Whether this process said (at verbose 100) that an own block went in
 /// the pass of its fills; once per process is enough for the tests.
-static OWN_COPY_IN_FILLS_SAID: AtomicBool = AtomicBool::new(false);
+static OWN_COPY_IN_FILLS_SAID: SayOnce = SayOnce::new();
 
 /// Whether this process said (at verbose 100) that an Allgather's blocks
 /// travelled with their headers (`small`); once per process is enough for
 /// the tests.
-static SMALL_SAID: AtomicBool = AtomicBool::new(false);
+static SMALL_SAID: SayOnce = SayOnce::new();
 
-/// `linear` for blocks that all travel with their slot headers (1 to
-/// `PREFETCH_MAX_BYTES` bytes, each one byte range: inline in the header's
-/// line up to 32 bytes, beyond that prefetched by the waiting reader, see
-/// `queue::PREFETCH_MAX_BYTES`): our block published once, our own copy,
-/// then each peer's block copied out in rotation.  None (and nothing done)
-/// when a block does not fit.
+/// `linear` for blocks that all travel with their slot headers
+/// (`coll::small`): our block published once, our own copy, then each
+/// peer's block copied out in rotation.  None (and nothing done) when a
+/// block does not fit.  The caller chose `linear` (the express lane, or
+/// `allgather`).
 ///
 /// The queue sees exactly what `linear` does for such blocks (one fragment
-/// each at `cut.pos(op, 0)`, ours published before any is read), so a
-/// process whose datatypes send it down `linear` still meets the others.
-/// What is left out is the stream machinery around it: the peer-stream
-/// list, single-copy offers, the call's landing, the reads' lag and the
-/// per-step checks.  np=2, `bench/paired_ab.c` (fresh data, 5 launches,
-/// 2026-11-26), this path over the general one: Allgather 8 / 64 / 256 /
-/// 512 B 0.78 / 0.84 / 0.80 / 0.76, Alltoall 0.87 / 0.88 / 0.91 / 0.84; in
-/// the benchmark's method (a barrier before every call) Allgather 8 B went
-/// 0.33 -> 0.24 us, tuned 0.26 beside.
-fn small(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
+/// each at `cut.pos(op, 0)`, ours published before any is read).  In the
+/// benchmark's method (a barrier before every call) Allgather 8 B went 0.33
+/// -> 0.24 us with it, tuned 0.26 beside (np=2, 2026-11-26).
+pub(crate) fn small(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
     let mine = all.block(me);
     let sent = own.unwrap_or(mine);
-    if !(0..p).all(|r| travels_with_header(sh, &all.block(r))) || !travels_with_header(sh, &sent) {
+    if !all_travel(sh, all, None, Kind::Exchange) || !travels_with_header(sh, &sent, Kind::Exchange)
+    {
         return None;
     }
-    if !SMALL_SAID.swap(true, Ordering::Relaxed) {
+    if SMALL_SAID.first() {
         trace!("MPI_Allgather(v): blocks travel with their headers");
     }
     let op = sh.next_op();
     let len = sent.bytes();
-    publish_small(sh, &sent, sh.cut(len).pos(op, 0), Readers::AllOthers);
+    small::publish(sh, &sent, sh.cut(len).pos(op, 0), Readers::AllOthers);
     let copied = own.is_none_or(|from| from.copy_to(&mine, false));
     for r in rotation(me, p) {
         let block = all.block(r);
-        take_small(sh, r, sh.cut(block.bytes()).pos(op, 0), &block);
+        small::take(sh, r, sh.cut(block.bytes()).pos(op, 0), &block);
     }
     Some(copied)
-}
-
-/// Whether `block` travels with its slot header (`small` here and in
-/// `alltoall`): 1 to `PREFETCH_MAX_BYTES` bytes in one byte range, one
-/// fragment (a configured fragment may be smaller than the limit, and one
-/// fragment is what keeps the positions those of the general path), and
-/// not by single copy.
-pub(crate) fn travels_with_header(sh: &Shared, block: &TypedBuf) -> bool {
-    let n = block.bytes();
-    (1..=PREFETCH_MAX_BYTES).contains(&n)
-        && sh.cut(n).count() == 1
-        && !sh.single_copy_exchange(n)
-        && block.byte_range().is_some()
-}
-
-/// Publishes `block` (one that `travels_with_header`) as position `pos` of
-/// our queue for `readers`.
-pub(crate) fn publish_small(sh: &mut Shared, block: &TypedBuf, pos: Pos, readers: Readers) {
-    let (src, len) = (small_range(block), block.bytes());
-    let slot = sh.writer.reserve(&sh.queues, &sh.waiter, pos, len);
-    // SAFETY: `slot` is our reserved slot of >= len bytes; `src` holds the
-    // block's `len` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(src, slot, len) };
-    sh.writer.publish(&sh.queues, pos, len, readers);
-}
-
-/// Copies position `pos` of `from`'s queue into `block` (one that
-/// `travels_with_header`), no more than the block holds, and releases it.
-pub(crate) fn take_small(sh: &mut Shared, from: usize, pos: Pos, block: &TypedBuf) {
-    let (dst, n) = (small_range(block), block.bytes());
-    let frag = sh.queues.receive_expecting(&sh.waiter, from, pos, n);
-    // SAFETY: the fragment is valid until released; `dst` holds the block's
-    // `n` bytes, and no more than that is copied.
-    unsafe { std::ptr::copy_nonoverlapping(frag.data, dst, frag.len.min(n)) };
-    sh.queues.release(sh.me, from, frag);
-}
-
-/// Where a block that `travels_with_header` starts: checked before its
-/// call took an operation number, so this cannot fail.
-fn small_range(block: &TypedBuf) -> *mut u8 {
-    block.byte_range().expect("checked by travels_with_header")
 }
 
 /// Publishes our stream to all others and receives every peer's, all
@@ -224,7 +177,7 @@ pub(crate) fn exchange(
             .map(|to| (*base as *const u8, to)),
         _ => None,
     };
-    if copying.is_some() && !OWN_COPY_IN_FILLS_SAID.swap(true, Ordering::Relaxed) {
+    if copying.is_some() && OWN_COPY_IN_FILLS_SAID.first() {
         trace!("MPI_Allgather(v): own block copied in the pass of its fills");
     }
     for step in 0..most + lag {

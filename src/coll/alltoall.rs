@@ -15,9 +15,9 @@
 //!   by up to one queue's worth of positions (the argument of
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
-use crate::coll::allgather::{publish_small, take_small, travels_with_header};
 use crate::coll::gather::rotation;
 use crate::coll::single_copy::{Offers, Outcome};
+use crate::coll::small::{self, all_travel, Kind, SayOnce};
 use crate::ompi::call::Coll;
 use crate::ompi::ffi::Crowding;
 use crate::ompi::params::Algorithm;
@@ -25,7 +25,6 @@ use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, SelfCopy};
 use crate::shm::channel::Shared;
 use crate::shm::queue::{Readers, PREFETCH_MAX_BYTES};
-use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::trace;
 
 /// Where the block for each destination comes from: the send side, or (in
@@ -177,44 +176,52 @@ const OVERSUBSCRIBED_LINEAR_BYTES: std::ops::RangeInclusive<usize> = (128 << 10)
 /// Whether this process said (at verbose 100) that an Alltoall's blocks
 /// travelled with their headers (`small`); once per process is enough for
 /// the tests.
-static SMALL_SAID: AtomicBool = AtomicBool::new(false);
+static SMALL_SAID: SayOnce = SayOnce::new();
 
-/// `linear_exchange` for blocks that all travel with their slot headers (1
-/// to `PREFETCH_MAX_BYTES` bytes, each one byte range, not in place;
-/// `allgather::small`): our
-/// p-1 blocks published one after the other, our own copy, then our block
-/// from each writer.  None (and nothing done) when a block does not fit, or
-/// when the ring cannot hold our p-1 blocks at once.
+/// `linear_exchange` for blocks that all travel with their slot headers
+/// (`coll::small`), not in place: our p-1 blocks published one after the
+/// other, our own copy, then our block from each writer.  None (and
+/// nothing done) when a block does not fit, or when the ring cannot hold
+/// our p-1 blocks at once.  The caller chose `linear_exchange`
+/// (`takes_linear`).
 ///
 /// The queue sees exactly what `linear_exchange` does for such blocks: the
 /// block for (me+1+j) mod p at position j, read from writer w at position
 /// (me-w) mod p - 1, and with p <= s that path too publishes all of them
-/// before it reads (its lag is p-1), so a process whose datatypes send it
-/// down `linear_exchange` still meets the others.  What is left out is the
-/// machinery around it (stream lists, the call's landing, the lag, the
-/// own-copy bookkeeping).  The measured gain is with `allgather::small`.
+/// before it reads (its lag is p-1).
 fn small(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
-    let fit = |r: usize| {
-        travels_with_header(sh, &send.block(r)) && travels_with_header(sh, &recv.block(r))
-    };
-    if p > sh.queues.layout().s || !(0..p).all(fit) {
+    if p > sh.queues.layout().s
+        || !all_travel(sh, send, None, Kind::Exchange)
+        || !all_travel(sh, recv, None, Kind::Exchange)
+    {
         return None;
     }
-    if !SMALL_SAID.swap(true, Ordering::Relaxed) {
+    if SMALL_SAID.first() {
         trace!("MPI_Alltoall: blocks travel with their headers");
     }
     let op = sh.next_op();
     let cut = sh.cut(recv.block(me).bytes());
     for (j, to) in rotation(me, p).enumerate() {
-        publish_small(sh, &send.block(to), cut.pos(op, j), Readers::One(to));
+        small::publish(sh, &send.block(to), cut.pos(op, j), Readers::One(to));
     }
     let copied = send.block(me).copy_to(&recv.block(me), false);
     for k in 1..p {
         let w = (me + p - k) % p;
-        take_small(sh, w, cut.pos(op, k - 1), &recv.block(w));
+        small::take(sh, w, cut.pos(op, k - 1), &recv.block(w));
     }
     Some(copied)
+}
+
+/// The express lane's Alltoall (`dispatch::express`, which settled that
+/// `auto` or `linear` decides and no rule speaks): `small` where
+/// `alltoall` would run it.  None (and nothing done) otherwise.
+pub(crate) fn express(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<bool> {
+    let block_bytes = recv.block(sh.me).bytes();
+    if !takes_linear(sh, Algorithm::Auto, true, block_bytes) {
+        return None;
+    }
+    small(sh, send, recv)
 }
 
 /// The pairwise rounds.  Within a round the reads trail the writes by as

@@ -22,6 +22,7 @@
 //! (np=2: two copies in a row become two side by side).
 
 use crate::coll::single_copy::{Offers, Outcome};
+use crate::coll::small::{self, all_travel, travels_with_header, Kind, SayOnce};
 use crate::ompi::call::Coll;
 use crate::ompi::payload::{Payload, RootSide, TypedBuf};
 use crate::shm::channel::{Cut, PeerStream, Shared};
@@ -112,6 +113,9 @@ pub(crate) fn send_stream(
 pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
     // No rules for Gather: back to the built-in cut and radix.
     sh.choose(Coll::Gather, None);
+    if let Some(done) = small_gather(sh, own, root_side, root) {
+        return done;
+    }
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
     if me != root {
@@ -175,6 +179,9 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
 /// `own` is this process's receive block (None: MPI_IN_PLACE at the root).
 pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root: usize) -> bool {
     sh.choose(Coll::Scatter, None);
+    if let Some(done) = small_scatter(sh, own, root_side, root) {
+        return done;
+    }
     let (me, p) = (sh.me, sh.p);
     let first = sh.next_ops(p);
     let round = |r: usize| first + r as u64;
@@ -214,4 +221,95 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
     let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false));
     offers.settle(sh);
     copied
+}
+
+/// Whether this process said (at verbose 100) that a Gather's or a
+/// Scatter's blocks travelled with their headers; once per process is
+/// enough for the tests.
+static GATHER_SAID: SayOnce = SayOnce::new();
+static SCATTER_SAID: SayOnce = SayOnce::new();
+
+/// `gather` for blocks that all travel with their slot headers
+/// (`coll::small`): a sender publishes its block for the root, and the root
+/// copies its own block, then each sender's in rotation.  None (and nothing
+/// done) when a block this process moves does not fit.  The caller
+/// (`gather`, or the express lane) reset the call's cut.
+///
+/// The queue sees what `gather` does for such blocks: each sender's block
+/// as the one fragment of operation `first`, where the root takes it, and
+/// nothing in the root's queue (the root offers places only for blocks its
+/// senders write, never for these).  A process on either path meets the
+/// others on theirs.
+pub(crate) fn small_gather(
+    sh: &mut Shared,
+    own: Option<TypedBuf>,
+    root_side: &RootSide,
+    root: usize,
+) -> Option<bool> {
+    let (me, p) = (sh.me, sh.p);
+    let fits = match &own {
+        _ if me == root => all_travel(sh, root_side, Some(me), Kind::Gather),
+        Some(own) => travels_with_header(sh, own, Kind::Gather),
+        None => panic!("only the root may pass MPI_IN_PLACE"),
+    };
+    if !fits {
+        return None;
+    }
+    if GATHER_SAID.first() {
+        tracing::trace!("MPI_Gather(v): blocks travel with their headers");
+    }
+    let first = sh.next_ops(p);
+    if me != root {
+        let own = own.expect("checked above");
+        let pos = sh.cut(own.bytes()).pos(first, 0);
+        small::publish(sh, &own, pos, Readers::One(root));
+        return Some(true);
+    }
+    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), false));
+    for r in rotation(me, p) {
+        let block = root_side.block(r);
+        small::take(sh, r, sh.cut(block.bytes()).pos(first, 0), &block);
+    }
+    Some(copied)
+}
+
+/// `scatter` for blocks that all travel with their slot headers
+/// (`coll::small`): the root publishes each receiver's block in its round,
+/// then copies its own; a receiver copies its block out.  None (and
+/// nothing done) when a block this process moves does not fit.  The caller
+/// (`scatter`, or the express lane) reset the call's cut.
+///
+/// The queue sees what `scatter` does for such blocks: block r as the one
+/// fragment of operation `first + r` of the root's queue.
+pub(crate) fn small_scatter(
+    sh: &mut Shared,
+    own: Option<TypedBuf>,
+    root_side: &RootSide,
+    root: usize,
+) -> Option<bool> {
+    let (me, p) = (sh.me, sh.p);
+    let fits = match &own {
+        _ if me == root => all_travel(sh, root_side, Some(me), Kind::Scatter),
+        Some(own) => travels_with_header(sh, own, Kind::Scatter),
+        None => panic!("only the root may pass MPI_IN_PLACE"),
+    };
+    if !fits {
+        return None;
+    }
+    if SCATTER_SAID.first() {
+        tracing::trace!("MPI_Scatter(v): blocks travel with their headers");
+    }
+    let first = sh.next_ops(p);
+    if me != root {
+        let own = own.expect("checked above");
+        let pos = sh.cut(own.bytes()).pos(first + me as u64, 0);
+        small::take(sh, root, pos, &own);
+        return Some(true);
+    }
+    for r in rotation(me, p) {
+        let block = root_side.block(r);
+        let pos = sh.cut(block.bytes()).pos(first + r as u64, 0);
+        small::publish(sh, &block, pos, Readers::One(r));
+    }
+    Some(own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false)))
 }

@@ -15,3 +15,4 @@ pub mod reduction;
 pub mod scan;
 pub mod single_copy;
 pub mod single_copy_reduce;
+pub mod small;

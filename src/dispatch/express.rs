@@ -1,16 +1,21 @@
 //! The express lane: a Barrier goes straight to the flat one, a Bcast of
 //! at most one fragment (`f` bytes, 8 KiB by default) in one byte range
 //! straight to the queue, a Reduce of as many bytes of a predefined
-//! datatype and operation straight to the flat tree, and an Allreduce of as
+//! datatype and operation straight to the flat tree, an Allreduce of as
 //! many bytes, up to where `auto` runs the `allgather` Allreduce (12 KiB at
-//! np=2, 2 KiB else, 16 processes at most), straight to that, without
-//! decoding the call into `Args`, routing it, or choosing its algorithm,
+//! np=2, 2 KiB else, 16 processes at most), straight to that, and a Gather,
+//! Scatter, Allgather or Alltoall whose blocks travel with their slot
+//! headers (`coll::small`: up to 512 bytes each) straight to that path,
+//! without decoding the call into `Args`, routing it, or choosing its
+//! algorithm,
 //! because all of that was decided once for the communicator
 //! (`Express::decide`) when its channel was set up, by the same rules
 //! `CommState::route`, `barrier::barrier`, `bcast::bcast`,
-//! `reduce::reduce` and `allreduce::allreduce` apply.  A reduction's
-//! datatype and operation facts are kept from one call to the next
-//! (`ReduceFacts`).
+//! `reduce::reduce`, `allreduce::allreduce`, `gather::gather`,
+//! `gather::scatter`, `allgather::allgather` and `alltoall::alltoall`
+//! apply.  A reduction's datatype and operation facts are kept from one
+//! call to the next (`ReduceFacts`), and so is the geometry of predefined
+//! datatypes (`Geometries`).
 //!
 //! Why: for small messages the decisions were most of the call.  An 8-byte
 //! Bcast's root ran 789 instructions inside sharm and its reader 687
@@ -18,14 +23,17 @@
 //! the reader waits for the root's whole path to its publication.  A
 //! scratch build that skipped the decisions ran 352 and 220 and took 0.165
 //! us instead of 0.300 (coll/sm 0.231; np=2, 4 alternated launches with
-//! the cores near, 2026-11-27).
+//! the cores near, 2026-11-27).  The data movements' 8-byte calls ran
+//! 900-1,600 instructions on the ordinary path (2026-11-28, see
+//! `movement_call`).
 //!
 //! What may differ per process: only whether its own buffer is one byte
 //! range (a datatype of the same signature may not be), or its datatype
 //! predefined.  The two lanes move the same fragments to the same positions
-//! with the same calls (`bcast::one_fragment`, `reduce::tree` and
-//! `allreduce::allgather_allreduce` after `Shared::untuned`), so a process
-//! on each meets the other.
+//! with the same calls (`bcast::one_fragment`, `reduce::tree`,
+//! `allreduce::allgather_allreduce`, `gather::small_gather`,
+//! `gather::small_scatter`, `allgather::small` and `alltoall::express`
+//! after `Shared::untuned`), so a process on each meets the other.
 //! Everything else that could send the call elsewhere is agreed and
 //! settled here once: the hierarchy, the size limit, a forced algorithm,
 //! rules, and the tree `auto` takes; and per call, single copy (from its
@@ -36,15 +44,17 @@ use std::ffi::c_void;
 use tracing::{debug, trace};
 
 use crate::coll::reduction::Reduction;
+use crate::coll::{allgather, alltoall, gather};
 use crate::coll::{allreduce, barrier, bcast, reduce, single_copy_reduce};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::{self, ReduceLayout};
-use crate::ompi::ffi::{self, Call, Dtype, Op};
+use crate::ompi::ffi::{self, Call, Dtype, DtypeInfo, Op};
 use crate::ompi::params::Algorithm;
-use crate::ompi::payload::TypedBuf;
+use crate::ompi::payload::{RootSide, TypedBuf};
 use crate::ompi::stats;
 use crate::shm::channel::Shared;
+use crate::shm::queue::PREFETCH_MAX_BYTES;
 
 use super::CommState;
 
@@ -60,8 +70,40 @@ pub struct Express {
     reduce_up_to: usize,
     /// Allreduces of 1 to this many bytes; 0: none.
     allreduce_up_to: usize,
+    /// Gathers, Scatters, Allgathers and Alltoalls whose blocks take 1 to
+    /// this many bytes, in that order; 0: none.
+    blocks_up_to: [usize; 4],
     /// The last Reduce's or Allreduce's (the facts are the same for both).
     reduce_facts: Option<ReduceFacts>,
+    /// The data movements' datatypes.
+    geometries: Geometries,
+}
+
+/// The data movements the lane takes, in the order of `blocks_up_to`.
+const MOVEMENTS: [Coll; 4] = [Coll::Gather, Coll::Scatter, Coll::Allgather, Coll::Alltoall];
+
+/// The geometry of the last two predefined datatypes a data movement
+/// named, which the ordinary path asks Open MPI for at every call (the
+/// handles of predefined datatypes are never freed, so an equal handle
+/// names the same datatype; a derived one's address could be reused, so
+/// its geometry is asked for every time).
+#[derive(Clone, Copy, Debug, Default)]
+struct Geometries {
+    kept: [Option<(*mut c_void, DtypeInfo)>; 2],
+}
+
+impl Geometries {
+    fn of(&mut self, dtype: *mut c_void) -> DtypeInfo {
+        if let Some((_, info)) = self.kept.iter().flatten().find(|(d, _)| *d == dtype) {
+            return *info;
+        }
+        let info = Dtype(dtype).info();
+        if info.predefined != 0 {
+            // The newest first: a call's two datatypes both stay.
+            self.kept = [Some((dtype, info)), self.kept[0]];
+        }
+        info
+    }
 }
 
 /// What a Reduce needs to know of its datatype, operation and count, which
@@ -120,14 +162,15 @@ impl Express {
             .params
             .max_message_size
             .map_or(f as u64, |max| max.min(f as u64)) as usize;
-        // The most bytes of `coll`'s calls the lane takes, or why none;
-        // `runs`: whether `auto` runs the lane's algorithm at this process
-        // count, and up to how many bytes, or why not.
-        let up_to = |coll: Coll, runs: Result<usize, &'static str>| {
+        // The most bytes of `coll`'s calls (of each block, for the data
+        // movements: `most` of them) the lane takes, or why none; `runs`:
+        // whether `auto` runs the lane's algorithm at this process count,
+        // and up to how many bytes, or why not.
+        let up_to = |coll: Coll, most: usize, runs: Result<usize, &'static str>| {
             let why_not = if hierarchy {
                 Err("the hierarchy decides")
             } else if most == 0 {
-                Err("coll_sharm_max_message_size is 0")
+                Err("coll_sharm_max_message_size leaves no bytes")
             } else if sh.ruled_up_to(coll, most) {
                 Err("a rule speaks for its small calls")
             } else {
@@ -135,8 +178,13 @@ impl Express {
             };
             match why_not {
                 Ok(most) => {
+                    let each = if MOVEMENTS.contains(&coll) {
+                        " a block"
+                    } else {
+                        ""
+                    };
                     debug!(
-                        "{label}: express lane for {} of up to {most} bytes",
+                        "{label}: express lane for {} of up to {most} bytes{each}",
                         coll.name()
                     );
                     most
@@ -179,18 +227,45 @@ impl Express {
             None => debug!("{label}: express lane for MPI_Barrier"),
             Some(why) => debug!("{label}: no express lane for MPI_Barrier ({why})"),
         }
+        // Blocks that travel with their headers: at most
+        // `PREFETCH_MAX_BYTES` and one fragment each, and p of them within
+        // the size limit (which counts the call's p blocks).
+        let block_most = sh
+            .params
+            .max_message_size
+            .map_or(u64::MAX, |max| max / sh.p as u64)
+            .min(PREFETCH_MAX_BYTES.min(f) as u64) as usize;
+        // Gather and Scatter have one algorithm and no rules; Allgather
+        // and Alltoall run the path of such blocks under `auto` and
+        // `linear` (Alltoall when the ring holds a process's p-1 blocks:
+        // `alltoall::small`).
+        let movement = |coll: Coll| match (coll, sh.params.algorithm(coll)) {
+            (Coll::Gather | Coll::Scatter, _) => Ok(usize::MAX),
+            (Coll::Alltoall, _) if sh.p > sh.queues.layout().s => {
+                Err("the ring holds fewer than p-1 blocks")
+            }
+            (_, Algorithm::Auto | Algorithm::Linear) => Ok(usize::MAX),
+            (Coll::Allgather, _) => Err("coll_sharm_allgather_algorithm decides"),
+            _ => Err("coll_sharm_alltoall_algorithm decides"),
+        };
         Express {
             barrier: barrier_why_not.is_none(),
-            bcast_up_to: up_to(Coll::Bcast, flat(Coll::Bcast, bcast::LINEAR_UP_TO)),
-            reduce_up_to: up_to(Coll::Reduce, flat(Coll::Reduce, reduce::LINEAR_UP_TO)),
-            allreduce_up_to: up_to(Coll::Allreduce, allgather),
+            bcast_up_to: up_to(Coll::Bcast, most, flat(Coll::Bcast, bcast::LINEAR_UP_TO)),
+            reduce_up_to: up_to(Coll::Reduce, most, flat(Coll::Reduce, reduce::LINEAR_UP_TO)),
+            allreduce_up_to: up_to(Coll::Allreduce, most, allgather),
+            blocks_up_to: MOVEMENTS.map(|coll| up_to(coll, block_most, movement(coll))),
             reduce_facts: None,
+            geometries: Geometries::default(),
         }
     }
 
     /// Whether any call may take the lane.
     pub fn open(&self) -> bool {
-        self.barrier || self.bcast_up_to > 0 || self.reduce_up_to > 0 || self.allreduce_up_to > 0
+        self.barrier
+            || self.bcast_up_to > 0
+            || self.reduce_up_to > 0
+            || self.allreduce_up_to > 0
+            || self.blocks_up_to.iter().any(|&b| b > 0)
     }
 }
 
@@ -202,12 +277,15 @@ impl Express {
 /// application's (validated) arguments.
 #[inline]
 pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
-    // The calls that never qualify pay four comparisons.
+    // The calls that never qualify pay a few comparisons.
     let barrier = call.coll == Coll::Barrier as i32;
     let bcast = call.coll == Coll::Bcast as i32;
     let reduce = call.coll == Coll::Reduce as i32;
     if !barrier && !bcast && !reduce && call.coll != Coll::Allreduce as i32 {
-        return None;
+        let movement = MOVEMENTS.iter().position(|&c| c as i32 == call.coll)?;
+        let (sh, lane) = st.express()?;
+        // SAFETY: forwarded contract.
+        return unsafe { movement_call(sh, lane, call, movement) };
     }
     let (sh, lane) = st.express()?;
     if barrier {
@@ -321,4 +399,101 @@ unsafe fn reduction_call(
         allreduce::allgather_allreduce(sh, &red);
     }
     Some(ffi::success())
+}
+
+/// `run` for a Gather, Scatter, Allgather or Alltoall (`MOVEMENTS[which]`):
+/// the typed buffers the ordinary path would decode, from the kept
+/// geometries, handed to the path of blocks that travel with their headers
+/// (which checks that they do, and does nothing when they do not).
+///
+/// np=2, instructions per 8-byte call inside sharm on the ordinary path
+/// (`bench/hot_path.sh`, 2026-11-28): Gather 1,172 at the root and 894
+/// at the sender, Scatter 1,024 and 753, Allgather 1,418, Alltoall 1,584.
+///
+/// # Safety
+/// As `run`.
+#[inline]
+unsafe fn movement_call(
+    sh: &mut Shared,
+    lane: &mut Express,
+    call: &Call,
+    which: usize,
+) -> Option<i32> {
+    let up_to = lane.blocks_up_to[which];
+    if up_to == 0 {
+        return None;
+    }
+    let coll = MOVEMENTS[which];
+    let (me, p) = (sh.me, sh.p);
+    let root = call.root as usize;
+    let in_place = |ptr: *const c_void| ptr == ffi::in_place();
+    let (sdt, rdt) = (Dtype(call.sdtype), Dtype(call.rdtype));
+    // Only the buffers significant at this process: a non-root's receive
+    // side of a Gather (send side of a Scatter) may name any datatype.
+    let sends = match coll {
+        Coll::Scatter => me == root,
+        _ => !in_place(call.sbuf),
+    };
+    let receives = match coll {
+        Coll::Gather => me == root,
+        Coll::Scatter => !in_place(call.rbuf),
+        _ => true,
+    };
+    let send = sends.then(|| {
+        let info = lane.geometries.of(call.sdtype);
+        TypedBuf::with_info(call.sbuf.cast(), call.scount, sdt, info)
+    });
+    let recv = receives.then(|| {
+        let info = lane.geometries.of(call.rdtype);
+        TypedBuf::with_info(call.rbuf.cast(), call.rcount, rdt, info)
+    });
+    let side = |whole: TypedBuf| RootSide {
+        whole,
+        count: whole.count,
+        counts: None,
+    };
+    // The block every process knows the size of (`Args::shared_bytes`
+    // counts p of them).
+    let block = match coll {
+        Coll::Gather if me != root => send,
+        Coll::Scatter if me == root => send,
+        Coll::Allgather | Coll::Alltoall if send.is_some() => send,
+        _ => recv,
+    }?;
+    let bytes = block.bytes();
+    if bytes == 0 || bytes > up_to {
+        return None;
+    }
+    // Gather's and Scatter's `choose` does no more; Allgather's and
+    // Alltoall's settled `auto` or `linear` with no rule (`decide`).
+    sh.untuned();
+    // A non-root's side of the root's blocks is not used: its own block
+    // stands in.  A non-root without its own block (MPI_IN_PLACE, which is
+    // erroneous there) is left to the ordinary path.
+    let done = match coll {
+        Coll::Gather => {
+            let (own, all) = if me == root {
+                (send, recv?)
+            } else {
+                (Some(send?), send?)
+            };
+            gather::small_gather(sh, own, &side(all), root)
+        }
+        Coll::Scatter => {
+            let (own, all) = if me == root {
+                (recv, send?)
+            } else {
+                (Some(recv?), recv?)
+            };
+            gather::small_scatter(sh, own, &side(all), root)
+        }
+        Coll::Allgather => allgather::small(sh, send, &side(recv?)),
+        _ => alltoall::express(sh, &side(send?), &side(recv?)),
+    }?;
+    stats::served(coll);
+    trace!(
+        "{} on {p} processes runs Linear (express lane)",
+        coll.name()
+    );
+    Some(if done { ffi::success() } else { ffi::error() })
 }

@@ -1,6 +1,7 @@
 /*
  * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast and
- * Reduce (and Alltoall, then a Barrier) at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
+ * Reduce (and Alltoall, Gather, Scatter and Allgather, each also in place,
+ * then a Barrier) at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
  * segment, so a malformed rule must still be reported only once), checks
  * every result, and prints "rules_check: OK np=<p>".  Which algorithm ran is
  * read by the Rust side from sharm's output at coll_sharm_verbose 100.
@@ -46,8 +47,6 @@ static void run(MPI_Comm comm, int bytes)
         for (int i = 0; i < n; i++) ok &= out[i] == sum_base + (float) (p * (i % 7));
         check(ok, "Reduce", bytes, me);
     }
-    free(in);
-    free(out);
 
     /* Alltoall of `bytes` per block: block j of process i holds i*p + j. */
     float *all_in = malloc((size_t) bytes * (size_t) p), *all_out = malloc((size_t) bytes * (size_t) p);
@@ -58,6 +57,42 @@ static void run(MPI_Comm comm, int bytes)
     for (int j = 0; j < p; j++)
         for (int i = 0; i < n; i++) ok &= all_out[j * n + i] == (float) (j * p + me);
     check(ok, "Alltoall", bytes, me);
+
+    /* Gather and Scatter at root p-1, Allgather; each once with a send
+     * buffer and once in place.  Block j of the whole buffer holds j + k/8
+     * for element k: the whole buffer is checked, the root's own block
+     * included. */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        int mine = me == root && in_place;
+        for (int i = 0; i < n; i++) in[i] = (float) me + (float) (i % 8) / 8;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < n; i++)
+                all_out[j * n + i] = j == me && in_place ? in[i] : -1.0f;
+        MPI_Gather(mine ? MPI_IN_PLACE : in, n, MPI_FLOAT, all_out, n, MPI_FLOAT, root, comm);
+        if (me == root) {
+            ok = 1;
+            for (int j = 0; j < p; j++)
+                for (int i = 0; i < n; i++) ok &= all_out[j * n + i] == (float) j + (float) (i % 8) / 8;
+            check(ok, in_place ? "Gather (in place)" : "Gather", bytes, me);
+        }
+        /* The root scatters what it gathered. */
+        for (int i = 0; i < n; i++) in[i] = me == root && in_place ? all_out[me * n + i] : -1.0f;
+        MPI_Scatter(all_out, n, MPI_FLOAT, mine ? MPI_IN_PLACE : in, n, MPI_FLOAT, root, comm);
+        ok = 1;
+        for (int i = 0; i < n; i++) ok &= in[i] == (float) me + (float) (i % 8) / 8;
+        check(ok, in_place ? "Scatter (in place)" : "Scatter", bytes, me);
+
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < n; i++)
+                all_out[j * n + i] = j == me && in_place ? in[i] : -1.0f;
+        MPI_Allgather(in_place ? MPI_IN_PLACE : in, n, MPI_FLOAT, all_out, n, MPI_FLOAT, comm);
+        ok = 1;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < n; i++) ok &= all_out[j * n + i] == (float) j + (float) (i % 8) / 8;
+        check(ok, in_place ? "Allgather (in place)" : "Allgather", bytes, me);
+    }
+    free(in);
+    free(out);
     free(all_in);
     free(all_out);
     MPI_Barrier(comm);
