@@ -47,13 +47,16 @@ fn mpirun_sizes(np: usize, mca: &[(&str, &str)], sizes: &[u64]) -> String {
     for (k, v) in mca {
         cmd.args(["--mca", k, v]);
     }
-    // Each process's output to files of its own: through mpirun's one
-    // stream, a line that crossed the end of one read from a process's pipe
-    // came out split around another process's lines, and the counts below
-    // lost it (1 run in 3 of the movements' test).
+    // Each process's standard error to a file of its own (rules_check.c,
+    // `stderr_to_file`): through mpirun's one stream, a line that crossed
+    // the end of one read from a process's pipe came out split around
+    // another process's lines, and the counts below lost it (1 run in 3 of
+    // the movements' test).
     let files = std::env::temp_dir().join(format!("sharm-rules-out-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&files);
-    cmd.arg("--output-filename").arg(&files);
+    std::fs::create_dir_all(&files).expect("a directory for the processes' output");
+    cmd.env("RULES_CHECK_STDERR_DIR", &files)
+        .args(["-x", "RULES_CHECK_STDERR_DIR"]);
     cmd.arg(program)
         .args(sizes.iter().map(|b| b.to_string()))
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -65,7 +68,7 @@ fn mpirun_sizes(np: usize, mca: &[(&str, &str)], sizes: &[u64]) -> String {
         }
     }
     let out = cmd.output().expect("start mpirun");
-    // mpirun's standard error repeats the processes' (and adds its own).
+    // mpirun's standard error: its own messages only.
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -81,25 +84,12 @@ fn mpirun_sizes(np: usize, mca: &[(&str, &str)], sizes: &[u64]) -> String {
     text
 }
 
-/// What the processes of a run with `--output-filename dir` wrote to their
-/// standard error (where Open MPI's output goes), each process's whole, in
-/// rank order.
+/// What the `np` processes wrote to their standard error in `dir`
+/// (rules_check.c, `stderr_to_file`), each process's whole, in rank order.
 fn ranks_output(dir: &std::path::Path, np: usize) -> String {
-    let mut text = String::new();
-    // Open MPI 4.1 puts the job's files under dir/1/rank.N/.
-    let job = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.is_dir());
-    if let Some(job) = job {
-        for rank in 0..np {
-            let err = job.join(format!("rank.{rank}")).join("stderr");
-            text.push_str(&std::fs::read_to_string(err).unwrap_or_default());
-        }
-    }
-    text
+    (0..np)
+        .map(|rank| std::fs::read_to_string(dir.join(format!("rank.{rank}"))).unwrap_or_default())
+        .collect()
 }
 
 fn has(out: &str, needle: &str) -> bool {
