@@ -229,6 +229,37 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
 static GATHER_SAID: SayOnce = SayOnce::new();
 static SCATTER_SAID: SayOnce = SayOnce::new();
 
+/// The start of `small_gather` (`kind` Gather) and `small_scatter`:
+/// whether the blocks this process moves all travel with their headers
+/// (the root's, its own aside; another process's own), and then the call's
+/// operation numbers, the first returned.  None, and nothing done, when a
+/// block does not.
+fn small_start(
+    sh: &mut Shared,
+    own: Option<&TypedBuf>,
+    root_side: &RootSide,
+    root: usize,
+    kind: Kind,
+) -> Option<u64> {
+    let me = sh.me;
+    let fits = match own {
+        _ if me == root => all_travel(sh, root_side, Some(me), kind),
+        Some(own) => travels_with_header(sh, own, kind),
+        None => panic!("only the root may pass MPI_IN_PLACE"),
+    };
+    if !fits {
+        return None;
+    }
+    let (said, name) = match kind {
+        Kind::Scatter => (&SCATTER_SAID, "MPI_Scatter(v)"),
+        _ => (&GATHER_SAID, "MPI_Gather(v)"),
+    };
+    if said.first() {
+        tracing::trace!("{name}: blocks travel with their headers");
+    }
+    Some(sh.next_ops(sh.p))
+}
+
 /// `gather` for blocks that all travel with their slot headers
 /// (`coll::small`): a sender publishes its block for the root, and the root
 /// copies its own block, then each sender's in rotation.  None (and nothing
@@ -247,18 +278,7 @@ pub(crate) fn small_gather(
     root: usize,
 ) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
-    let fits = match &own {
-        _ if me == root => all_travel(sh, root_side, Some(me), Kind::Gather),
-        Some(own) => travels_with_header(sh, own, Kind::Gather),
-        None => panic!("only the root may pass MPI_IN_PLACE"),
-    };
-    if !fits {
-        return None;
-    }
-    if GATHER_SAID.first() {
-        tracing::trace!("MPI_Gather(v): blocks travel with their headers");
-    }
-    let first = sh.next_ops(p);
+    let first = small_start(sh, own.as_ref(), root_side, root, Kind::Gather)?;
     if me != root {
         let own = own.expect("checked above");
         let pos = sh.cut(own.bytes()).pos(first, 0);
@@ -288,18 +308,7 @@ pub(crate) fn small_scatter(
     root: usize,
 ) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
-    let fits = match &own {
-        _ if me == root => all_travel(sh, root_side, Some(me), Kind::Scatter),
-        Some(own) => travels_with_header(sh, own, Kind::Scatter),
-        None => panic!("only the root may pass MPI_IN_PLACE"),
-    };
-    if !fits {
-        return None;
-    }
-    if SCATTER_SAID.first() {
-        tracing::trace!("MPI_Scatter(v): blocks travel with their headers");
-    }
-    let first = sh.next_ops(p);
+    let first = small_start(sh, own.as_ref(), root_side, root, Kind::Scatter)?;
     if me != root {
         let own = own.expect("checked above");
         let pos = sh.cut(own.bytes()).pos(first + me as u64, 0);

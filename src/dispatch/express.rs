@@ -237,12 +237,12 @@ impl Express {
             .min(PREFETCH_MAX_BYTES.min(f) as u64) as usize;
         // Gather and Scatter have one algorithm and no rules; Allgather
         // and Alltoall run the path of such blocks under `auto` and
-        // `linear` (Alltoall when the ring holds a process's p-1 blocks:
+        // `linear` (Alltoall when the ring has a slot per process:
         // `alltoall::small`).
         let movement = |coll: Coll| match (coll, sh.params.algorithm(coll)) {
             (Coll::Gather | Coll::Scatter, _) => Ok(usize::MAX),
             (Coll::Alltoall, _) if sh.p > sh.queues.layout().s => {
-                Err("the ring holds fewer than p-1 blocks")
+                Err("the ring has fewer slots than processes")
             }
             (_, Algorithm::Auto | Algorithm::Linear) => Ok(usize::MAX),
             (Coll::Allgather, _) => Err("coll_sharm_allgather_algorithm decides"),
