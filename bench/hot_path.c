@@ -3,8 +3,10 @@
  * under callgrind (bench/README.md, "Instructions per call").
  *
  *   hot_path OP BYTES N     OP: bcast reduce allreduce allgather gather
- *                               scatter alltoall barrier (root 0; the
- *                               reductions sum BYTES/4 floats)
+ *                               scatter alltoall scan exscan
+ *                               reduce_scatter_block barrier (root 0; the
+ *                               reductions sum BYTES/4 floats, each
+ *                               process's block for reduce_scatter_block)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,6 +23,10 @@ static int call(const char *op, char *s, char *r, int n)
     if (!strcmp(op, "gather")) return MPI_Gather(s, n, MPI_BYTE, r, n, MPI_BYTE, 0, w);
     if (!strcmp(op, "scatter")) return MPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, 0, w);
     if (!strcmp(op, "alltoall")) return MPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, w);
+    if (!strcmp(op, "scan")) return MPI_Scan(s, r, n / 4, MPI_FLOAT, MPI_SUM, w);
+    if (!strcmp(op, "exscan")) return MPI_Exscan(s, r, n / 4, MPI_FLOAT, MPI_SUM, w);
+    if (!strcmp(op, "reduce_scatter_block"))
+        return MPI_Reduce_scatter_block(s, r, n / 4, MPI_FLOAT, MPI_SUM, w);
     if (!strcmp(op, "barrier")) return MPI_Barrier(w);
     fprintf(stderr, "hot_path: unknown operation %s\n", op);
     return MPI_Abort(w, 2);

@@ -749,3 +749,139 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
     );
     assert_eq!(lane_lines(&out, "MPI_Gather", 2, "Linear").0, 8, "{out}");
 }
+
+/// A Scan or Exscan of up to one fragment (8 KiB by default) of a
+/// predefined datatype and operation skips the route (`dispatch::express`)
+/// where `auto` or `linear` runs the linear Scan and nothing else decides:
+/// not with the chain forced, a rule for its small calls, or a hierarchy;
+/// larger ones take the ordinary path, which says which of the two it ran.
+/// rules_check runs each size on two communicators, each operation with a
+/// send buffer and in place, so each count below is sizes x 2 x 2 x np.
+#[test]
+fn small_scans_take_the_express_lane_unless_something_else_decides() {
+    let verbose = ("coll_sharm_verbose", "100");
+    let out = mpirun_sizes(2, &[verbose], &[8, 4096, 8192, 8196]);
+    assert!(
+        has(
+            &out,
+            "express lane for MPI_Scan and MPI_Exscan of up to 8192 bytes"
+        ),
+        "{out}"
+    );
+    for op in ["MPI_Scan", "MPI_Exscan"] {
+        // 8, 4096 and 8192 bytes on the lane; 8196 bytes not.
+        assert_eq!(lane_lines(&out, op, 2, "Linear"), (24, 8), "{op}:\n{out}");
+    }
+
+    let out = mpirun_sizes(3, &[verbose], &[8, 1024]);
+    for op in ["MPI_Scan", "MPI_Exscan"] {
+        assert_eq!(lane_lines(&out, op, 3, "Linear"), (24, 0), "{op}:\n{out}");
+    }
+
+    let chain = ("coll_sharm_scan_algorithm", "chain");
+    let out = mpirun_sizes(2, &[verbose, chain], &[8]);
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Scan and MPI_Exscan (coll_sharm_scan_algorithm decides)"
+        ),
+        "{out}"
+    );
+    for op in ["MPI_Scan", "MPI_Exscan"] {
+        assert_eq!(lane_lines(&out, op, 2, "Chain"), (0, 8), "{op}:\n{out}");
+    }
+
+    // A forced `linear` keeps the lane.
+    let linear = ("coll_sharm_scan_algorithm", "linear");
+    let out = mpirun_sizes(2, &[verbose, linear], &[8]);
+    assert_eq!(lane_lines(&out, "MPI_Exscan", 2, "Linear"), (8, 0), "{out}");
+
+    let rule = ("coll_sharm_scan_rules", "np>=2: 0-64 linear");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Scan and MPI_Exscan (a rule speaks for its small calls)"
+        ),
+        "{out}"
+    );
+    assert_eq!(lane_lines(&out, "MPI_Scan", 2, "Linear"), (0, 8), "{out}");
+
+    let out = mpirun_sizes(2, &[verbose, ("coll_sharm_hierarchy", "on")], &[8]);
+    assert!(
+        has(
+            &out,
+            "no express lane for MPI_Scan and MPI_Exscan (the hierarchy decides)"
+        ),
+        "{out}"
+    );
+    assert_eq!(lane_lines(&out, "MPI_Exscan", 2, "Linear"), (0, 8), "{out}");
+}
+
+/// A Reduce_scatter_block whose blocks take up to one fragment (8 KiB by
+/// default) of a predefined datatype and operation skips the route
+/// (`dispatch::express`) where its linear algorithm runs: not with
+/// `reduce_then_scatter` forced, a rule for its small blocks, or a
+/// hierarchy; the size limit counts its p blocks.  rules_check runs each
+/// size on two communicators, with a send buffer and in place, so each
+/// count below is sizes x 2 x 2 x np.
+#[test]
+fn small_reduce_scatter_blocks_take_the_express_lane_unless_something_else_decides() {
+    let verbose = ("coll_sharm_verbose", "100");
+    let op = "MPI_Reduce_scatter_block";
+    let out = mpirun_sizes(2, &[verbose], &[8, 8192, 8196]);
+    assert!(
+        has(&out, &format!("express lane for {op} of up to 8192 bytes")),
+        "{out}"
+    );
+    // 8 and 8192 bytes a block on the lane; 8196 not.
+    assert_eq!(lane_lines(&out, op, 2, "Linear"), (16, 8), "{out}");
+
+    let out = mpirun_sizes(3, &[verbose], &[8, 1024]);
+    assert_eq!(lane_lines(&out, op, 3, "Linear"), (24, 0), "{out}");
+
+    let forced = ("coll_sharm_reduce_scatter_algorithm", "reduce_then_scatter");
+    let out = mpirun_sizes(2, &[verbose, forced], &[8]);
+    assert!(
+        has(
+            &out,
+            &format!("no express lane for {op} (coll_sharm_reduce_scatter_algorithm decides)")
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        lane_lines(&out, op, 2, "ReduceThenScatter"),
+        (0, 8),
+        "{out}"
+    );
+
+    let rule = ("coll_sharm_reduce_scatter_rules", "np>=2: 0-64 linear");
+    let out = mpirun_sizes(2, &[verbose, rule], &[8]);
+    assert!(
+        has(
+            &out,
+            &format!("no express lane for {op} (a rule speaks for its small calls)")
+        ),
+        "{out}"
+    );
+    assert_eq!(lane_lines(&out, op, 2, "Linear"), (0, 8), "{out}");
+
+    // 64 bytes in all leave 32 a block at np=2.
+    let limit = ("coll_sharm_max_message_size", "64");
+    let out = mpirun_sizes(2, &[verbose, limit], &[8]);
+    assert!(
+        has(&out, &format!("express lane for {op} of up to 32 bytes")),
+        "{out}"
+    );
+    assert_eq!(lane_lines(&out, op, 2, "Linear"), (8, 0), "{out}");
+
+    let out = mpirun_sizes(2, &[verbose, ("coll_sharm_hierarchy", "on")], &[8]);
+    assert!(
+        has(
+            &out,
+            &format!("no express lane for {op} (the hierarchy decides)")
+        ),
+        "{out}"
+    );
+    assert_eq!(lane_lines(&out, op, 2, "Linear"), (0, 8), "{out}");
+}

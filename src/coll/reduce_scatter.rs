@@ -23,17 +23,18 @@ use crate::ompi::payload::TypedBuf;
 use crate::shm::channel::Shared;
 use crate::shm::queue::Readers;
 
-/// MPI_Reduce_scatter(_block) with the configured algorithm.
-pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize]) -> bool {
+/// MPI_Reduce_scatter(_block) (`coll`, which names it in the trace) with
+/// the configured algorithm.
+pub fn reduce_scatter_op(sh: &mut Shared, red: &Reduction, counts: &[usize], coll: Coll) -> bool {
     // The size rules see: the average result slice (= each process's block
     // for Reduce_scatter_block), known alike everywhere.
     let per_process = red.layout.span(counts.iter().sum()) / sh.p;
     if sh.choose(Coll::ReduceScatter, Some(per_process)) != Algorithm::ReduceThenScatter {
-        sh.ran(Coll::ReduceScatter, Algorithm::Linear);
+        sh.ran(coll, Algorithm::Linear);
         reduce_scatter(sh, red, counts, Result::BufferStart);
         return true;
     }
-    sh.ran(Coll::ReduceScatter, Algorithm::ReduceThenScatter);
+    sh.ran(coll, Algorithm::ReduceThenScatter);
     let (me, p) = (sh.me, sh.p);
     let total: usize = counts.iter().sum();
     let (Ok(counts32), Ok(_)) = (

@@ -20,16 +20,27 @@ use crate::shm::queue::Readers;
 const CHAIN_MIN_PROCS: usize = 9;
 const CHAIN_MIN_BYTES: usize = 64 * 1024;
 
+/// The most bytes `auto` runs linear for at `p` processes (the chain
+/// beyond): all of them below `CHAIN_MIN_PROCS` processes.  The express
+/// lane takes its small calls from the same answer.
+pub(crate) fn auto_linear_up_to(p: usize) -> usize {
+    if p >= CHAIN_MIN_PROCS {
+        CHAIN_MIN_BYTES - 1
+    } else {
+        usize::MAX
+    }
+}
+
 /// `inclusive`: Scan (else Exscan, whose rank 0 receives nothing).
 pub fn scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     let bytes = red.layout.span(red.layout.count);
     let chain = match sh.choose(Coll::Scan, Some(bytes)) {
         Algorithm::Chain => true,
-        Algorithm::Auto => sh.p >= CHAIN_MIN_PROCS && bytes >= CHAIN_MIN_BYTES,
+        Algorithm::Auto => bytes > auto_linear_up_to(sh.p),
         _ => false,
     };
     sh.ran(
-        Coll::Scan,
+        if inclusive { Coll::Scan } else { Coll::Exscan },
         if chain {
             Algorithm::Chain
         } else {
@@ -84,7 +95,7 @@ fn chain_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     }
 }
 
-fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
+pub(crate) fn linear_scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     let cut = sh.cut(red.layout.span(red.layout.count));
     let (me, p, f) = (sh.me, sh.p, cut.size);
     let op = sh.next_op();

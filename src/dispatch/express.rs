@@ -3,15 +3,17 @@
 //! straight to the queue, a Reduce of as many bytes of a predefined
 //! datatype and operation straight to the flat tree, an Allreduce of as
 //! many bytes, up to where `auto` runs the `allgather` Allreduce (12 KiB at
-//! np=2, 2 KiB else, 16 processes at most), straight to that, and a Gather,
-//! Scatter, Allgather or Alltoall whose blocks travel with their slot
-//! headers (`coll::small`: up to 512 bytes each) straight to that path,
-//! without decoding the call into `Args`, routing it, or choosing its
-//! algorithm,
-//! because all of that was decided once for the communicator
-//! (`Express::decide`) when its channel was set up, by the same rules
-//! `CommState::route`, `barrier::barrier`, `bcast::bcast`,
-//! `reduce::reduce`, `allreduce::allreduce`, `gather::gather`,
+//! np=2, 2 KiB else, 16 processes at most), straight to that, a Scan or
+//! Exscan of as many bytes straight to the linear Scan, a
+//! Reduce_scatter_block of blocks of as many bytes straight to the linear
+//! Reduce_scatter, and a Gather, Scatter, Allgather or Alltoall whose
+//! blocks travel with their slot headers (`coll::small`: up to 512 bytes
+//! each) straight to that path, without decoding the call into `Args`,
+//! routing it, or choosing its algorithm, because all of that was decided
+//! once for the communicator (`Express::decide`) when its channel was set
+//! up, by the same rules `CommState::route`, `barrier::barrier`,
+//! `bcast::bcast`, `reduce::reduce`, `allreduce::allreduce`, `scan::scan`,
+//! `reduce_scatter::reduce_scatter_op`, `gather::gather`,
 //! `gather::scatter`, `allgather::allgather` and `alltoall::alltoall`
 //! apply.  A reduction's datatype and operation facts are kept from one
 //! call to the next (`ReduceFacts`), and so is the geometry of predefined
@@ -25,13 +27,15 @@
 //! us instead of 0.300 (coll/sm 0.231; np=2, 4 alternated launches with
 //! the cores near, 2026-11-27).  The data movements' 8-byte calls ran
 //! 900-1,600 instructions on the ordinary path (2026-11-28, see
-//! `movement_call`).
+//! `movement_call`), the Scans' about 1,000 and Reduce_scatter_block's
+//! 1,700 (see `reduction_call`).
 //!
 //! What may differ per process: only whether its own buffer is one byte
 //! range (a datatype of the same signature may not be), or its datatype
 //! predefined.  The two lanes move the same fragments to the same positions
 //! with the same calls (`bcast::one_fragment`, `reduce::tree`,
-//! `allreduce::allgather_allreduce`, `gather::small_gather`,
+//! `allreduce::allgather_allreduce`, `scan::linear_scan`,
+//! `reduce_scatter::reduce_scatter`, `gather::small_gather`,
 //! `gather::small_scatter`, `allgather::small` and `alltoall::express`
 //! after `Shared::untuned`), so a process on each meets the other.
 //! Everything else that could send the call elsewhere is agreed and
@@ -43,9 +47,10 @@ use std::ffi::c_void;
 
 use tracing::{debug, trace};
 
+use crate::coll::reduce_scatter::{self, Result::BufferStart};
 use crate::coll::reduction::Reduction;
 use crate::coll::{allgather, alltoall, gather};
-use crate::coll::{allreduce, barrier, bcast, reduce, single_copy_reduce};
+use crate::coll::{allreduce, barrier, bcast, reduce, scan, single_copy_reduce};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::{self, ReduceLayout};
@@ -60,7 +65,7 @@ use super::CommState;
 
 /// What a communicator's express lane takes (decided once, alike on every
 /// process: every input is agreed), and the facts of its last Reduce.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Express {
     /// Barriers take it (the flat one).
     barrier: bool,
@@ -70,14 +75,32 @@ pub struct Express {
     reduce_up_to: usize,
     /// Allreduces of 1 to this many bytes; 0: none.
     allreduce_up_to: usize,
+    /// Scans and Exscans of 1 to this many bytes; 0: none.
+    scan_up_to: usize,
+    /// Reduce_scatter_blocks whose blocks take 1 to this many bytes; 0:
+    /// none.
+    block_reduce_scatter_up_to: usize,
+    /// p copies of the last Reduce_scatter_block's count, the slices
+    /// `reduce_scatter` takes (kept, so that a call allocates nothing).
+    equal_counts: Vec<usize>,
     /// Gathers, Scatters, Allgathers and Alltoalls whose blocks take 1 to
     /// this many bytes, in that order; 0: none.
     blocks_up_to: [usize; 4],
-    /// The last Reduce's or Allreduce's (the facts are the same for both).
+    /// The last reduction's (Reduce, Allreduce, Scan and Exscan ask the
+    /// same facts of their datatype, operation and count).
     reduce_facts: Option<ReduceFacts>,
     /// The data movements' datatypes.
     geometries: Geometries,
 }
+
+/// The reductions the lane takes.
+const REDUCTIONS: [Coll; 5] = [
+    Coll::Reduce,
+    Coll::Allreduce,
+    Coll::Scan,
+    Coll::Exscan,
+    Coll::ReduceScatterBlock,
+];
 
 /// The data movements the lane takes, in the order of `blocks_up_to`.
 const MOVEMENTS: [Coll; 4] = [Coll::Gather, Coll::Scatter, Coll::Allgather, Coll::Alltoall];
@@ -171,10 +194,15 @@ impl Express {
                 Err("the hierarchy decides")
             } else if most == 0 {
                 Err("coll_sharm_max_message_size leaves no bytes")
-            } else if sh.ruled_up_to(coll, most) {
+            } else if sh.ruled_up_to(coll.ruled_as(), most) {
                 Err("a rule speaks for its small calls")
             } else {
                 runs.map(|bytes| bytes.min(most))
+            };
+            // Scan's decisions are Exscan's too (`scan::scan`).
+            let name = match coll {
+                Coll::Scan => "MPI_Scan and MPI_Exscan",
+                _ => coll.name(),
             };
             match why_not {
                 Ok(most) => {
@@ -183,14 +211,11 @@ impl Express {
                     } else {
                         ""
                     };
-                    debug!(
-                        "{label}: express lane for {} of up to {most} bytes{each}",
-                        coll.name()
-                    );
+                    debug!("{label}: express lane for {name} of up to {most} bytes{each}");
                     most
                 }
                 Err(why) => {
-                    debug!("{label}: no express lane for {} ({why})", coll.name());
+                    debug!("{label}: no express lane for {name} ({why})");
                     0
                 }
             }
@@ -212,6 +237,25 @@ impl Express {
             (Algorithm::Auto, bytes) => Ok(bytes),
             _ => Err("coll_sharm_allreduce_algorithm decides"),
         };
+        // `auto`'s linear Scan (a forced `linear` too; `scan::scan` runs
+        // linear for any algorithm but the chain).
+        let linear_scan = match sh.params.algorithm(Coll::Scan) {
+            Algorithm::Chain => Err("coll_sharm_scan_algorithm decides"),
+            Algorithm::Auto => Ok(scan::auto_linear_up_to(sh.p)),
+            _ => Ok(usize::MAX),
+        };
+        // Reduce_scatter(_block)'s linear algorithm, unless the other is
+        // forced (`reduce_scatter::reduce_scatter_op`), for blocks of up
+        // to one fragment, p of them within the size limit.
+        let linear_reduce_scatter = match sh.params.algorithm(Coll::ReduceScatter) {
+            Algorithm::ReduceThenScatter => Err("coll_sharm_reduce_scatter_algorithm decides"),
+            _ => Ok(usize::MAX),
+        };
+        let fragment_blocks = sh
+            .params
+            .max_message_size
+            .map_or(u64::MAX, |max| max / sh.p as u64)
+            .min(f as u64) as usize;
         // A Barrier moves no bytes: neither the size limit nor a rule's
         // sizes but 0 concern it.
         let barrier_why_not = if hierarchy {
@@ -253,6 +297,13 @@ impl Express {
             bcast_up_to: up_to(Coll::Bcast, most, flat(Coll::Bcast, bcast::LINEAR_UP_TO)),
             reduce_up_to: up_to(Coll::Reduce, most, flat(Coll::Reduce, reduce::LINEAR_UP_TO)),
             allreduce_up_to: up_to(Coll::Allreduce, most, allgather),
+            scan_up_to: up_to(Coll::Scan, most, linear_scan),
+            block_reduce_scatter_up_to: up_to(
+                Coll::ReduceScatterBlock,
+                fragment_blocks,
+                linear_reduce_scatter,
+            ),
+            equal_counts: Vec::new(),
             blocks_up_to: MOVEMENTS.map(|coll| up_to(coll, block_most, movement(coll))),
             reduce_facts: None,
             geometries: Geometries::default(),
@@ -265,6 +316,8 @@ impl Express {
             || self.bcast_up_to > 0
             || self.reduce_up_to > 0
             || self.allreduce_up_to > 0
+            || self.scan_up_to > 0
+            || self.block_reduce_scatter_up_to > 0
             || self.blocks_up_to.iter().any(|&b| b > 0)
     }
 }
@@ -280,8 +333,10 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
     // The calls that never qualify pay a few comparisons.
     let barrier = call.coll == Coll::Barrier as i32;
     let bcast = call.coll == Coll::Bcast as i32;
-    let reduce = call.coll == Coll::Reduce as i32;
-    if !barrier && !bcast && !reduce && call.coll != Coll::Allreduce as i32 {
+    let reduction = (!barrier && !bcast)
+        .then(|| REDUCTIONS.iter().find(|&&c| c as i32 == call.coll))
+        .flatten();
+    if !barrier && !bcast && reduction.is_none() {
         let movement = MOVEMENTS.iter().position(|&c| c as i32 == call.coll)?;
         let (sh, lane) = st.express()?;
         // SAFETY: forwarded contract.
@@ -302,10 +357,9 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
     }
     // SAFETY: forwarded contract.
     unsafe {
-        if bcast {
-            bcast_call(sh, lane, call)
-        } else {
-            reduction_call(sh, lane, call, reduce)
+        match reduction {
+            Some(&coll) => reduction_call(sh, lane, call, coll),
+            None => bcast_call(sh, lane, call),
         }
     }
 }
@@ -339,7 +393,14 @@ unsafe fn bcast_call(sh: &mut Shared, lane: &Express, call: &Call) -> Option<i32
     Some(ffi::success())
 }
 
-/// `run` for a Reduce (`reduce`) or an Allreduce.
+/// `run` for a Reduce, Allreduce, Scan, Exscan or Reduce_scatter_block
+/// (`coll`, one of `REDUCTIONS`; the last one's count and bytes are a
+/// block's).
+///
+/// np=2, instructions per 8-byte call inside sharm (`bench/hot_path.sh`,
+/// 2026-11-28, each process), on the ordinary path and here: Scan
+/// 1,032/1,054 and 673/694, Exscan 1,015/933 and 659/574,
+/// Reduce_scatter_block 1,706/1,694 and 1,246/1,237.
 ///
 /// # Safety
 /// As `run`.
@@ -348,12 +409,13 @@ unsafe fn reduction_call(
     sh: &mut Shared,
     lane: &mut Express,
     call: &Call,
-    reduce: bool,
+    coll: Coll,
 ) -> Option<i32> {
-    let (coll, up_to) = if reduce {
-        (Coll::Reduce, lane.reduce_up_to)
-    } else {
-        (Coll::Allreduce, lane.allreduce_up_to)
+    let up_to = match coll {
+        Coll::Reduce => lane.reduce_up_to,
+        Coll::Allreduce => lane.allreduce_up_to,
+        Coll::ReduceScatterBlock => lane.block_reduce_scatter_up_to,
+        _ => lane.scan_up_to,
     };
     if up_to == 0 || call.rcount as usize > up_to {
         return None;
@@ -370,33 +432,59 @@ unsafe fn reduction_call(
         return None;
     }
     let in_place = call.sbuf == ffi::in_place();
+    let p = sh.p;
+    // A Reduce_scatter_block reduces p blocks (no overflow: a block is at
+    // most a fragment, and p at most `MAX_PROCS`).
+    let layout = match coll {
+        Coll::ReduceScatterBlock => ReduceLayout {
+            count: facts.layout.count * p,
+            ..facts.layout
+        },
+        _ => facts.layout,
+    };
     let red = Reduction {
         own: if in_place { call.rbuf } else { call.sbuf }.cast(),
         rbuf: call.rbuf.cast(),
         in_place,
-        layout: facts.layout,
+        layout,
         comb: facts.comb,
         commutative: facts.commutative,
     };
     // Single copy takes over only under `auto` (`reduce::reduce`,
-    // `allreduce::allreduce`); the Allreduce lane is `auto`'s alone.
-    if sh.params.algorithm(coll) == Algorithm::Auto && single_copy_reduce::applies(sh, &red) {
+    // `allreduce::allreduce`); the Allreduce lane is `auto`'s alone.  The
+    // Scans and Reduce_scatter have no single-copy path.
+    if matches!(coll, Coll::Reduce | Coll::Allreduce)
+        && sh.params.algorithm(coll) == Algorithm::Auto
+        && single_copy_reduce::applies(sh, &red)
+    {
         return None;
     }
     stats::served(coll);
     sh.untuned();
-    if reduce {
-        trace!(
-            "MPI_Reduce on {} processes runs Linear (express lane)",
-            sh.p
-        );
-        reduce::tree(sh, &red, Algorithm::Linear, call.root as usize);
-    } else {
-        trace!(
-            "MPI_Allreduce on {} processes runs Allgather (express lane)",
-            sh.p
-        );
-        allreduce::allgather_allreduce(sh, &red);
+    match coll {
+        Coll::Reduce => {
+            trace!("MPI_Reduce on {p} processes runs Linear (express lane)");
+            reduce::tree(sh, &red, Algorithm::Linear, call.root as usize);
+        }
+        Coll::Allreduce => {
+            trace!("MPI_Allreduce on {p} processes runs Allgather (express lane)");
+            allreduce::allgather_allreduce(sh, &red);
+        }
+        Coll::ReduceScatterBlock => {
+            trace!("MPI_Reduce_scatter_block on {p} processes runs Linear (express lane)");
+            let count = facts.layout.count;
+            if lane.equal_counts.len() != p || lane.equal_counts[0] != count {
+                lane.equal_counts = vec![count; p];
+            }
+            reduce_scatter::reduce_scatter(sh, &red, &lane.equal_counts, BufferStart);
+        }
+        _ => {
+            trace!(
+                "{} on {p} processes runs Linear (express lane)",
+                coll.name()
+            );
+            scan::linear_scan(sh, &red, coll == Coll::Scan);
+        }
     }
     Some(ffi::success())
 }

@@ -62,7 +62,7 @@ fn reduction(sh: &mut Shared, r: &ReductionArgs) -> bool {
         Coll::Allreduce => return allreduce::allreduce(sh, &red),
         Coll::Scan => scan::scan(sh, &red, true),
         Coll::Exscan => scan::scan(sh, &red, false),
-        _ => return reduce_scatter::reduce_scatter_op(sh, &red, &r.slices),
+        _ => return reduce_scatter::reduce_scatter_op(sh, &red, &r.slices, r.coll),
     }
     true
 }

@@ -87,6 +87,17 @@ impl Coll {
 pub const COLLS: usize = 16;
 
 impl Coll {
+    /// The collective whose rules (`coll_sharm_<name>_rules`) and algorithm
+    /// choice decide this one's: Exscan's are Scan's, and
+    /// Reduce_scatter_block's Reduce_scatter's.
+    pub fn ruled_as(self) -> Coll {
+        match self {
+            Coll::Exscan => Coll::Scan,
+            Coll::ReduceScatterBlock => Coll::ReduceScatter,
+            other => other,
+        }
+    }
+
     /// The reductions (they take an operation).
     pub fn is_reduction(self) -> bool {
         matches!(

@@ -1,10 +1,11 @@
 /*
  * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast and
- * Reduce (and Alltoall, Gather, Scatter and Allgather, each also in place,
- * then a Barrier) at a few sizes on MPI_COMM_WORLD and on a duplicate of it (a second
- * segment, so a malformed rule must still be reported only once), checks
- * every result, and prints "rules_check: OK np=<p>".  Which algorithm ran is
- * read by the Rust side from sharm's output at coll_sharm_verbose 100.
+ * Reduce (and Alltoall; Gather, Scatter, Allgather, Scan, Exscan and
+ * Reduce_scatter_block, each also in place; then a Barrier) at a few sizes on MPI_COMM_WORLD and on a
+ * duplicate of it (a second segment, so a malformed rule must still be
+ * reported only once), checks every result, and prints "rules_check: OK
+ * np=<p>".  Which algorithm ran is read by the Rust side from sharm's output
+ * at coll_sharm_verbose 100.
  */
 #include <fcntl.h>
 #include <mpi.h>
@@ -92,6 +93,43 @@ static void run(MPI_Comm comm, int bytes)
         for (int j = 0; j < p; j++)
             for (int i = 0; i < n; i++) ok &= all_out[j * n + i] == (float) j + (float) (i % 8) / 8;
         check(ok, in_place ? "Allgather (in place)" : "Allgather", bytes, me);
+    }
+
+    /* Scan and Exscan, each once with a send buffer and once in place:
+     * element i of process r holds r + i % 5, so the prefix over ranks
+     * 0..k-1 holds k(k-1)/2 + k (i % 5). */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int i = 0; i < n; i++) in[i] = (float) (me + i % 5);
+        for (int i = 0; i < n; i++) out[i] = in_place ? in[i] : -1.0f;
+        MPI_Scan(in_place ? MPI_IN_PLACE : in, out, n, MPI_FLOAT, MPI_SUM, comm);
+        ok = 1;
+        for (int i = 0; i < n; i++)
+            ok &= out[i] == (float) ((me + 1) * me / 2 + (me + 1) * (i % 5));
+        check(ok, in_place ? "Scan (in place)" : "Scan", bytes, me);
+
+        for (int i = 0; i < n; i++) out[i] = in_place ? in[i] : -1.0f;
+        MPI_Exscan(in_place ? MPI_IN_PLACE : in, out, n, MPI_FLOAT, MPI_SUM, comm);
+        if (me > 0) {
+            ok = 1;
+            for (int i = 0; i < n; i++)
+                ok &= out[i] == (float) (me * (me - 1) / 2 + me * (i % 5));
+            check(ok, in_place ? "Exscan (in place)" : "Exscan", bytes, me);
+        }
+    }
+
+    /* Reduce_scatter_block of `bytes` per block, with a send buffer and in
+     * place: element i of block j of process r holds r + (j + i) % 3. */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        float *input = in_place ? all_out : all_in;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < n; i++) input[j * n + i] = (float) (me + (j + i) % 3);
+        if (!in_place)
+            for (int i = 0; i < n; i++) all_out[i] = -1.0f;
+        MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : all_in, all_out, n, MPI_FLOAT, MPI_SUM,
+                                 comm);
+        ok = 1;
+        for (int i = 0; i < n; i++) ok &= all_out[i] == sum_base + (float) (p * ((me + i) % 3));
+        check(ok, in_place ? "Reduce_scatter_block (in place)" : "Reduce_scatter_block", bytes, me);
     }
     free(in);
     free(out);
