@@ -64,7 +64,7 @@ use crate::shm::queue::PREFETCH_MAX_BYTES;
 use super::CommState;
 
 /// What a communicator's express lane takes (decided once, alike on every
-/// process: every input is agreed), and the facts of its last Reduce.
+/// process: every input is agreed), and the facts of its last reduction.
 #[derive(Clone, Debug, Default)]
 pub struct Express {
     /// Barriers take it (the flat one).
