@@ -234,6 +234,7 @@ static SCATTER_SAID: SayOnce = SayOnce::new();
 /// (the root's, its own aside; another process's own), and then the call's
 /// operation numbers, the first returned.  None, and nothing done, when a
 /// block does not.
+#[inline(always)]
 fn small_start(
     sh: &mut Shared,
     own: Option<&TypedBuf>,

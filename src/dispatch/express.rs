@@ -93,15 +93,6 @@ pub struct Express {
     geometries: Geometries,
 }
 
-/// The reductions the lane takes.
-const REDUCTIONS: [Coll; 5] = [
-    Coll::Reduce,
-    Coll::Allreduce,
-    Coll::Scan,
-    Coll::Exscan,
-    Coll::ReduceScatterBlock,
-];
-
 /// The data movements the lane takes, in the order of `blocks_up_to`.
 const MOVEMENTS: [Coll; 4] = [Coll::Gather, Coll::Scatter, Coll::Allgather, Coll::Alltoall];
 
@@ -116,6 +107,7 @@ struct Geometries {
 }
 
 impl Geometries {
+    #[inline(always)]
     fn of(&mut self, dtype: *mut c_void) -> DtypeInfo {
         if let Some((_, info)) = self.kept.iter().flatten().find(|(d, _)| *d == dtype) {
             return *info;
@@ -330,38 +322,47 @@ impl Express {
 /// application's (validated) arguments.
 #[inline]
 pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
-    // The calls that never qualify pay a few comparisons.
-    let barrier = call.coll == Coll::Barrier as i32;
-    let bcast = call.coll == Coll::Bcast as i32;
-    let reduction = (!barrier && !bcast)
-        .then(|| REDUCTIONS.iter().find(|&&c| c as i32 == call.coll))
-        .flatten();
-    if !barrier && !bcast && reduction.is_none() {
-        let movement = MOVEMENTS.iter().position(|&c| c as i32 == call.coll)?;
-        let (sh, lane) = st.express()?;
-        // SAFETY: forwarded contract.
-        return unsafe { movement_call(sh, lane, call, movement) };
-    }
+    // One jump on the operation (a chain of comparisons cost the later
+    // operations in it up to 30 instructions a call); the calls that never
+    // qualify pay no more than that.
+    let coll = Coll::from_raw(call.coll)?;
+    let movement = match coll {
+        Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv => return None,
+        Coll::ReduceScatter => return None,
+        // Their places in `MOVEMENTS` (and `blocks_up_to`).
+        Coll::Gather => Some(0),
+        Coll::Scatter => Some(1),
+        Coll::Allgather => Some(2),
+        Coll::Alltoall => Some(3),
+        _ => None,
+    };
     let (sh, lane) = st.express()?;
-    if barrier {
-        if !lane.barrier {
-            return None;
-        }
-        stats::served(Coll::Barrier);
-        trace!(
-            "MPI_Barrier on {} processes runs Linear (express lane)",
-            sh.p
-        );
-        barrier::linear(sh);
-        return Some(ffi::success());
-    }
-    // SAFETY: forwarded contract.
+    // SAFETY (block): forwarded contract.
     unsafe {
-        match reduction {
-            Some(&coll) => reduction_call(sh, lane, call, coll),
-            None => bcast_call(sh, lane, call),
+        match coll {
+            Coll::Barrier => barrier_call(sh, lane),
+            Coll::Bcast => bcast_call(sh, lane, call),
+            _ => match movement {
+                Some(which) => movement_call(sh, lane, call, which),
+                None => reduction_call(sh, lane, call, coll),
+            },
         }
     }
+}
+
+/// `run` for a Barrier.
+#[inline]
+fn barrier_call(sh: &mut Shared, lane: &Express) -> Option<i32> {
+    if !lane.barrier {
+        return None;
+    }
+    stats::served(Coll::Barrier);
+    trace!(
+        "MPI_Barrier on {} processes runs Linear (express lane)",
+        sh.p
+    );
+    barrier::linear(sh);
+    Some(ffi::success())
 }
 
 /// `run` for a Bcast.
@@ -394,17 +395,16 @@ unsafe fn bcast_call(sh: &mut Shared, lane: &Express, call: &Call) -> Option<i32
 }
 
 /// `run` for a Reduce, Allreduce, Scan, Exscan or Reduce_scatter_block
-/// (`coll`, one of `REDUCTIONS`; the last one's count and bytes are a
-/// block's).
+/// (`coll`; the last one's count and bytes are a block's).
 ///
 /// np=2, instructions per 8-byte call inside sharm (`bench/hot_path.sh`,
 /// 2026-11-28, each process), on the ordinary path and here: Scan
-/// 1,032/1,054 and 673/694, Exscan 1,015/933 and 659/574,
-/// Reduce_scatter_block 1,706/1,694 and 1,246/1,237.
+/// 1,032/1,054 and 699/719, Exscan 1,015/933 and 684/601,
+/// Reduce_scatter_block 1,706/1,694 and 1,266/1,255.
 ///
 /// # Safety
 /// As `run`.
-#[inline]
+#[inline(always)]
 unsafe fn reduction_call(
     sh: &mut Shared,
     lane: &mut Express,
@@ -432,21 +432,11 @@ unsafe fn reduction_call(
         return None;
     }
     let in_place = call.sbuf == ffi::in_place();
-    let p = sh.p;
-    // A Reduce_scatter_block reduces p blocks (no overflow: a block is at
-    // most a fragment, and p at most `MAX_PROCS`).
-    let layout = match coll {
-        Coll::ReduceScatterBlock => ReduceLayout {
-            count: facts.layout.count * p,
-            ..facts.layout
-        },
-        _ => facts.layout,
-    };
     let red = Reduction {
         own: if in_place { call.rbuf } else { call.sbuf }.cast(),
         rbuf: call.rbuf.cast(),
         in_place,
-        layout,
+        layout: facts.layout,
         comb: facts.comb,
         commutative: facts.commutative,
     };
@@ -463,30 +453,55 @@ unsafe fn reduction_call(
     sh.untuned();
     match coll {
         Coll::Reduce => {
-            trace!("MPI_Reduce on {p} processes runs Linear (express lane)");
+            trace!(
+                "MPI_Reduce on {} processes runs Linear (express lane)",
+                sh.p
+            );
             reduce::tree(sh, &red, Algorithm::Linear, call.root as usize);
         }
         Coll::Allreduce => {
-            trace!("MPI_Allreduce on {p} processes runs Allgather (express lane)");
+            trace!(
+                "MPI_Allreduce on {} processes runs Allgather (express lane)",
+                sh.p
+            );
             allreduce::allgather_allreduce(sh, &red);
         }
-        Coll::ReduceScatterBlock => {
-            trace!("MPI_Reduce_scatter_block on {p} processes runs Linear (express lane)");
-            let count = facts.layout.count;
-            if lane.equal_counts.len() != p || lane.equal_counts[0] != count {
-                lane.equal_counts = vec![count; p];
-            }
-            reduce_scatter::reduce_scatter(sh, &red, &lane.equal_counts, BufferStart);
-        }
-        _ => {
-            trace!(
-                "{} on {p} processes runs Linear (express lane)",
-                coll.name()
-            );
-            scan::linear_scan(sh, &red, coll == Coll::Scan);
-        }
+        _ => scan_or_reduce_scatter(sh, &mut lane.equal_counts, red, coll),
     }
     Some(ffi::success())
+}
+
+/// The Scans' and Reduce_scatter_block's end of `reduction_call`, out of
+/// line: with them inline, `reduction_call` no longer fitted into the
+/// entry, and the Reduce's and Allreduce's calls paid about 40
+/// instructions more (`bench/hot_path.sh`, 2026-11-28).  `red` has a
+/// Reduce_scatter_block's block as its layout's count; `equal_counts` is
+/// the lane's.
+#[inline(never)]
+fn scan_or_reduce_scatter(
+    sh: &mut Shared,
+    equal_counts: &mut Vec<usize>,
+    mut red: Reduction,
+    coll: Coll,
+) {
+    let p = sh.p;
+    if coll != Coll::ReduceScatterBlock {
+        trace!(
+            "{} on {p} processes runs Linear (express lane)",
+            coll.name()
+        );
+        scan::linear_scan(sh, &red, coll == Coll::Scan);
+        return;
+    }
+    trace!("MPI_Reduce_scatter_block on {p} processes runs Linear (express lane)");
+    let count = red.layout.count;
+    if equal_counts.len() != p || equal_counts[0] != count {
+        *equal_counts = vec![count; p];
+    }
+    // It reduces p blocks (no overflow: a block is at most a fragment, and
+    // p at most `MAX_PROCS`).
+    red.layout.count = count * p;
+    reduce_scatter::reduce_scatter(sh, &red, equal_counts, BufferStart);
 }
 
 /// `run` for a Gather, Scatter, Allgather or Alltoall (`MOVEMENTS[which]`):
@@ -500,7 +515,7 @@ unsafe fn reduction_call(
 ///
 /// # Safety
 /// As `run`.
-#[inline]
+#[inline(always)]
 unsafe fn movement_call(
     sh: &mut Shared,
     lane: &mut Express,
