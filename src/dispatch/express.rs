@@ -96,6 +96,28 @@ pub struct Express {
 /// The data movements the lane takes, in the order of `blocks_up_to`.
 const MOVEMENTS: [Coll; 4] = [Coll::Gather, Coll::Scatter, Coll::Allgather, Coll::Alltoall];
 
+/// Where `coll` sits in `MOVEMENTS` (and `blocks_up_to`), by one jump on
+/// the operation on the call's path (a search of the array cost the later
+/// operations up to 30 instructions a call); None for the others.
+const fn movement_index(coll: Coll) -> Option<usize> {
+    match coll {
+        Coll::Gather => Some(0),
+        Coll::Scatter => Some(1),
+        Coll::Allgather => Some(2),
+        Coll::Alltoall => Some(3),
+        _ => None,
+    }
+}
+
+// `movement_index` and `MOVEMENTS` agree, checked when compiling.
+const _: () = {
+    let mut i = 0;
+    while i < MOVEMENTS.len() {
+        assert!(matches!(movement_index(MOVEMENTS[i]), Some(at) if at == i));
+        i += 1;
+    }
+};
+
 /// The geometry of the last two predefined datatypes a data movement
 /// named, which the ordinary path asks Open MPI for at every call (the
 /// handles of predefined datatypes are never freed, so an equal handle
@@ -237,17 +259,18 @@ impl Express {
             _ => Ok(usize::MAX),
         };
         // Reduce_scatter(_block)'s linear algorithm, unless the other is
-        // forced (`reduce_scatter::reduce_scatter_op`), for blocks of up
-        // to one fragment, p of them within the size limit.
+        // forced (`reduce_scatter::reduce_scatter_op`).
         let linear_reduce_scatter = match sh.params.algorithm(Coll::ReduceScatter) {
             Algorithm::ReduceThenScatter => Err("coll_sharm_reduce_scatter_algorithm decides"),
             _ => Ok(usize::MAX),
         };
-        let fragment_blocks = sh
+        // The most bytes of each of a call's p blocks the size limit leaves
+        // (it counts all p); a block the lane takes is also one fragment.
+        let each_of_p = sh
             .params
             .max_message_size
-            .map_or(u64::MAX, |max| max / sh.p as u64)
-            .min(f as u64) as usize;
+            .map_or(u64::MAX, |max| max / sh.p as u64);
+        let fragment_blocks = each_of_p.min(f as u64) as usize;
         // A Barrier moves no bytes: neither the size limit nor a rule's
         // sizes but 0 concern it.
         let barrier_why_not = if hierarchy {
@@ -265,12 +288,8 @@ impl Express {
         }
         // Blocks that travel with their headers: at most
         // `PREFETCH_MAX_BYTES` and one fragment each, and p of them within
-        // the size limit (which counts the call's p blocks).
-        let block_most = sh
-            .params
-            .max_message_size
-            .map_or(u64::MAX, |max| max / sh.p as u64)
-            .min(PREFETCH_MAX_BYTES.min(f) as u64) as usize;
+        // the size limit.
+        let block_most = each_of_p.min(PREFETCH_MAX_BYTES.min(f) as u64) as usize;
         // Gather and Scatter have one algorithm and no rules; Allgather
         // and Alltoall run the path of such blocks under `auto` and
         // `linear` (Alltoall when the ring has a slot per process:
@@ -326,16 +345,13 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
     // operations in it up to 30 instructions a call); the calls that never
     // qualify pay no more than that.
     let coll = Coll::from_raw(call.coll)?;
-    let movement = match coll {
-        Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv => return None,
-        Coll::ReduceScatter => return None,
-        // Their places in `MOVEMENTS` (and `blocks_up_to`).
-        Coll::Gather => Some(0),
-        Coll::Scatter => Some(1),
-        Coll::Allgather => Some(2),
-        Coll::Alltoall => Some(3),
-        _ => None,
-    };
+    if matches!(
+        coll,
+        Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::ReduceScatter
+    ) {
+        return None;
+    }
+    let movement = movement_index(coll);
     let (sh, lane) = st.express()?;
     // SAFETY (block): forwarded contract.
     unsafe {
