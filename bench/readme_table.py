@@ -39,8 +39,10 @@ from collections import defaultdict
 from report import fmt_us
 
 OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
-       "alltoall", "reduce_scatter_block", "scan", "barrier"]
-NAMES = {"reduce_scatter_block": "Reduce_scatter_block"}
+       "alltoall", "reduce_scatter_block", "scan", "exscan", "allgatherv",
+       "gatherv", "scatterv", "alltoallv", "reduce_scatter", "barrier"]
+NAMES = {"reduce_scatter_block": "Reduce_scatter_block",
+         "reduce_scatter": "Reduce_scatter"}
 OTHERS = [("tuned", "tuned"), ("sm", "sm"), ("mpich", "MPICH"),
           ("impi", "Intel MPI")]
 

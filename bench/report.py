@@ -62,7 +62,7 @@ from collections import defaultdict
 
 OPS = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
        "alltoall", "reduce_scatter_block", "scan", "exscan", "allgatherv",
-       "gatherv", "barrier"]
+       "gatherv", "scatterv", "alltoallv", "reduce_scatter", "barrier"]
 # Column order; unknown configs go last.
 CONFIG_ORDER = [
     "sharm", "sharm-hier", "sharm-ompi-kernels",
@@ -357,7 +357,8 @@ def state_summary(st):
 
 
 def vblock(n, r):
-    """Rank r's block in Allgatherv/Gatherv (as in sharm_bench.c)."""
+    """Rank r's block in Allgatherv/Gatherv/Scatterv, and the block between
+    s and d in Alltoallv as vblock(n, s + d) (as in sharm_bench.c)."""
     return (n * (1 + r % 3) + 1) // 2
 
 
@@ -371,6 +372,16 @@ def reader_bytes(op, n, np_):
         # rank with the smallest own block gets the most
         own = blocks[0] if op == "gatherv" else min(blocks)
         return sum(blocks) - own
+    if op == "scatterv":
+        # the root is rank 0; the largest other block
+        return max((vblock(n, r) for r in range(1, np_)), default=0)
+    if op == "alltoallv":
+        return max(sum(vblock(n, s + d) for s in range(np_) if s != d)
+                   for d in range(np_))
+    if op == "reduce_scatter":
+        # rank r gets p-1 contributions of its own float_count block
+        return max((np_ - 1) * 4 * max(1, vblock(n, r) // 4)
+                   for r in range(np_))
     if op == "barrier":
         return 0
     return n   # bcast, scatter, reduce, allreduce, scan, exscan
@@ -500,9 +511,12 @@ def print_table(op, np_, rows, xcopy):
     what = {"median_us": "median", "span_us": "span",
             "osu_avg_us": "OSU-style rank-average"}[METRIC]
     print(f"\n== {op}  np={np_}  ({what} latency, us; lower is better)")
-    if op in ("allgatherv", "gatherv"):
-        print("  size = nominal block n; rank r contributes "
+    if op in ("allgatherv", "gatherv", "scatterv", "reduce_scatter"):
+        print("  size = nominal block n; rank r's block holds "
               "n*(1 + r mod 3)/2 bytes")
+    elif op == "alltoallv":
+        print("  size = nominal block n; the block from s to d holds "
+              "n*(1 + (s+d) mod 3)/2 bytes")
     elif op == "reduce_scatter_block":
         print("  size = each rank's result block")
     for r in [head] + lines:

@@ -4,7 +4,8 @@
  * One source, built against Open MPI (mpicc.openmpi), MPICH (mpicc.mpich)
  * or Intel MPI (MPICH ABI).  Measures Bcast, Reduce, Allreduce, Allgather,
  * Gather, Scatter, Alltoall, Reduce_scatter_block, Scan, Exscan,
- * Allgatherv, Gatherv and Barrier for a list of message sizes and prints
+ * Allgatherv, Gatherv, Scatterv, Alltoallv, Reduce_scatter and Barrier
+ * for a list of message sizes and prints
  * one machine-readable line per (op, size) on rank 0's stdout:
  *
  *   RESULT op=bcast bytes=8 np=2 median_us=1.234 min_us=1.100 mean_us=1.300
@@ -104,14 +105,14 @@
 enum op_id {
     OP_BCAST, OP_REDUCE, OP_ALLREDUCE, OP_ALLGATHER, OP_GATHER, OP_SCATTER,
     OP_ALLTOALL, OP_REDUCE_SCATTER_BLOCK, OP_SCAN, OP_EXSCAN,
-    OP_ALLGATHERV, OP_GATHERV,
+    OP_ALLGATHERV, OP_GATHERV, OP_SCATTERV, OP_ALLTOALLV, OP_REDUCE_SCATTER,
     OP_BARRIER, OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
     "bcast", "reduce", "allreduce", "allgather", "gather", "scatter",
     "alltoall", "reduce_scatter_block", "scan", "exscan",
-    "allgatherv", "gatherv",
+    "allgatherv", "gatherv", "scatterv", "alltoallv", "reduce_scatter",
     "barrier"
 };
 
@@ -137,7 +138,8 @@ static void usage(FILE *f)
         "usage: sharm_bench [options]\n"
         "  --ops LIST        comma list of bcast,reduce,allreduce,allgather,\n"
         "                    gather,scatter,alltoall,reduce_scatter_block,\n"
-        "                    scan,exscan,allgatherv,gatherv,barrier\n"
+        "                    scan,exscan,allgatherv,gatherv,scatterv,\n"
+        "                    alltoallv,reduce_scatter,barrier\n"
         "                    (default: all)\n"
         "  --sizes LIST      comma list of byte sizes, K/M suffixes allowed\n"
         "                    (default: 8,512,8K,64K,1M,4M)\n"
@@ -574,10 +576,13 @@ static double probe_rtt(void)
  * Sizes: `bytes` is per rank for Bcast, Reduce, Allreduce, Scan, Exscan;
  * per block for Allgather, Gather, Scatter and Alltoall (as in OSU); the
  * per-rank result block for Reduce_scatter_block; and the nominal block
- * for Allgatherv / Gatherv, where rank r contributes vblock(bytes, r)
- * bytes (irregular counts) placed at reversed displacements (rank p-1's
- * block first).  Reductions use MPI_FLOAT / MPI_SUM with bytes/4 elements
- * (at least one).
+ * for the v-variants: in Allgatherv / Gatherv / Scatterv rank r's block
+ * holds vblock(bytes, r) bytes (irregular counts), placed at reversed
+ * displacements (rank p-1's block first); in Alltoallv the block from s
+ * to d holds vblock(bytes, s + d) bytes, reversed likewise on both sides;
+ * Reduce_scatter gives rank r float_count(vblock(bytes, r)) elements.
+ * Reductions use MPI_FLOAT / MPI_SUM with bytes/4 elements (at least
+ * one).
  */
 typedef struct {
     enum op_id op;
@@ -586,7 +591,12 @@ typedef struct {
     size_t count;          /* elements passed to the MPI call (send side) */
     void *sbuf, *rbuf;
     size_t sbytes, rbytes; /* allocated sizes (0: not allocated) */
-    int *vcounts, *vdispls; /* Allgatherv / Gatherv: per-rank counts */
+    /* the v-variants: per-rank counts and displacements of the receive
+     * side (Allgatherv, Gatherv, Alltoallv, Reduce_scatter: counts only)
+     * or of the root's send side (Scatterv); Alltoallv's send side */
+    int *vcounts, *vdispls;
+    int *scounts, *sdispls;
+    size_t first;          /* Reduce_scatter: first element of own block */
 } ctx_t;
 
 static void *xmalloc(size_t n)
@@ -628,6 +638,26 @@ static void too_large(const ctx_t *c, size_t what)
             "or displacement of %zu > INT_MAX\n", op_names[c->op], c->bytes,
             c->np, what);
     MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* Fills p counts and reversed displacements (rank p-1's block first) of
+ * the v-variants' blocks: vblock(bytes, r) for r < p with `pair` < 0, else
+ * the block between `pair` and r, vblock(bytes, pair + r).  Returns the
+ * blocks' total. */
+static size_t v_layout(ctx_t *c, int **counts, int **displs, int pair)
+{
+    size_t p = (size_t)c->np, off = 0;
+    *counts = xmalloc(p * sizeof(int));
+    *displs = xmalloc(p * sizeof(int));
+    for (int r = c->np - 1; r >= 0; r--) {
+        size_t b = vblock(c->bytes, pair < 0 ? r : pair + r);
+        if (b > INT_MAX || off > INT_MAX)
+            too_large(c, b > off ? b : off);
+        (*counts)[r] = (int)b;
+        (*displs)[r] = (int)off;
+        off += b;
+    }
+    return off;
 }
 
 static void ctx_setup(ctx_t *c)
@@ -687,6 +717,33 @@ static void ctx_setup(ctx_t *c)
         c->rbytes = (c->op == OP_ALLGATHERV || is_root) ? off : 0;
         break;
     }
+    case OP_SCATTERV:
+        c->count = vblock(n, c->rank);
+        c->sbytes = is_root ? v_layout(c, &c->vcounts, &c->vdispls, -1)
+                            : 0;
+        c->rbytes = c->count;
+        break;
+    case OP_ALLTOALLV:
+        c->sbytes = v_layout(c, &c->scounts, &c->sdispls, c->rank);
+        c->rbytes = v_layout(c, &c->vcounts, &c->vdispls, c->rank);
+        break;
+    case OP_REDUCE_SCATTER: {
+        c->vcounts = xmalloc(p * sizeof(int));
+        size_t total = 0;
+        for (int r = 0; r < c->np; r++) {
+            size_t k = float_count(vblock(n, r));
+            if (k > INT_MAX)
+                too_large(c, k);
+            if (r == c->rank)
+                c->first = total;
+            c->vcounts[r] = (int)k;
+            total += k;
+        }
+        c->count = (size_t)c->vcounts[c->rank];
+        c->rbytes = c->count * sizeof(float);
+        c->sbytes = total * sizeof(float);
+        break;
+    }
     case OP_BARRIER:
     case OP_COUNT:
         c->count = 0;
@@ -704,8 +761,10 @@ static void ctx_free(ctx_t *c)
     free(c->rbuf);
     free(c->vcounts);
     free(c->vdispls);
+    free(c->scounts);
+    free(c->sdispls);
     c->sbuf = c->rbuf = NULL;
-    c->vcounts = c->vdispls = NULL;
+    c->vcounts = c->vdispls = c->scounts = c->sdispls = NULL;
 }
 
 /* Writes this iteration's input pattern (outside the timed region). */
@@ -726,6 +785,20 @@ static void op_prepare(ctx_t *c, unsigned iter)
     case OP_REDUCE_SCATTER_BLOCK:
         /* one pattern over all p slices: slice r is elements r*count.. */
         fill_floats(c->sbuf, c->count * (size_t)c->np, c->rank, iter);
+        break;
+    case OP_REDUCE_SCATTER:
+        /* likewise: rank r's slice is elements first(r).. */
+        fill_floats(c->sbuf, c->sbytes / sizeof(float), c->rank, iter);
+        break;
+    case OP_SCATTERV:
+        if (c->rank == c->root)
+            for (int r = 0; r < c->np; r++)
+                fill_bytes(s + c->vdispls[r], (size_t)c->vcounts[r], r, iter);
+        break;
+    case OP_ALLTOALLV:
+        for (int d = 0; d < c->np; d++)
+            fill_bytes(s + c->sdispls[d], (size_t)c->scounts[d],
+                       pair_id(c->rank, d, c->np), iter);
         break;
     case OP_ALLGATHER:
     case OP_GATHER:
@@ -785,6 +858,15 @@ static int op_execute(ctx_t *c)
     case OP_GATHERV:
         return MPI_Gatherv(c->sbuf, n, MPI_BYTE, c->rbuf, c->vcounts,
                            c->vdispls, MPI_BYTE, c->root, w);
+    case OP_SCATTERV:
+        return MPI_Scatterv(c->sbuf, c->vcounts, c->vdispls, MPI_BYTE,
+                            c->rbuf, n, MPI_BYTE, c->root, w);
+    case OP_ALLTOALLV:
+        return MPI_Alltoallv(c->sbuf, c->scounts, c->sdispls, MPI_BYTE,
+                             c->rbuf, c->vcounts, c->vdispls, MPI_BYTE, w);
+    case OP_REDUCE_SCATTER:
+        return MPI_Reduce_scatter(c->sbuf, c->rbuf, c->vcounts, MPI_FLOAT,
+                                  MPI_SUM, w);
     case OP_BARRIER:
         return MPI_Barrier(w);
     case OP_COUNT:
@@ -842,6 +924,22 @@ static int op_check(ctx_t *c, unsigned iter, char *detail, size_t dlen)
     case OP_REDUCE_SCATTER_BLOCK:
         return check_sum(c, (size_t)c->rank * c->count, c->np, iter, detail,
                          dlen);
+    case OP_REDUCE_SCATTER:
+        return check_sum(c, c->first, c->np, iter, detail, dlen);
+    case OP_SCATTERV:
+        bad = check_bytes(rb, c->count, c->rank, iter);
+        if (bad != SIZE_MAX) {
+            snprintf(detail, dlen, "byte %zu of own block differs", bad);
+            return 1;
+        }
+        return 0;
+    case OP_ALLTOALLV:
+        for (int r = 0; r < c->np; r++)
+            if (check_block(rb + c->vdispls[r], (size_t)c->vcounts[r],
+                            pair_id(r, c->rank, c->np), r, iter, "recv",
+                            detail, dlen))
+                return 1;
+        return 0;
     case OP_SCAN:
         return check_sum(c, 0, c->rank + 1, iter, detail, dlen);
     case OP_EXSCAN:
@@ -914,6 +1012,7 @@ static void op_corrupt(ctx_t *c)
     case OP_REDUCE:
     case OP_ALLREDUCE:
     case OP_REDUCE_SCATTER_BLOCK:
+    case OP_REDUCE_SCATTER:
     case OP_SCAN:
     case OP_EXSCAN:
         ((float *)c->rbuf)[c->count / 2] += 1.0f;
@@ -925,6 +1024,8 @@ static void op_corrupt(ctx_t *c)
         break;
     case OP_ALLGATHERV:
     case OP_GATHERV:
+    case OP_SCATTERV:
+    case OP_ALLTOALLV:
         rb[c->rbytes / 2] ^= 0x10;
         break;
     case OP_SCATTER:

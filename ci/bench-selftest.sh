@@ -122,8 +122,8 @@ sys.exit(1 if problems else 0)
 EOF
 }
 
-SIZED_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv"
-NEW_OPS="alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv"
+SIZED_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv,scatterv,alltoallv,reduce_scatter"
+NEW_OPS="alltoall,reduce_scatter_block,scan,exscan,allgatherv,gatherv,scatterv,alltoallv,reduce_scatter"
 PLUGIN="$REPO/target/release/libmca_coll_sharm.so"
 SKIPPED=0
 skip() { echo "bench-selftest: SKIP $1: $2"; SKIPPED=$((SKIPPED + 1)); }
@@ -137,8 +137,8 @@ if "$REPO/ci/bench.sh" --np 2 --sizes 8,64K --configs tuned,sharm \
     # Decide afterwards whether sharm must be present: the driver builds
     # the plugin when it can, and a plugin that exists must also have run.
     [ -f "$PLUGIN" ] && configs="tuned,sharm"
-    # 12 sized ops x 2 sizes + barrier
-    if problems=$(check_csv "$out/results.csv" "$configs" 25 1); then
+    # 15 sized ops x 2 sizes + barrier
+    if problems=$(check_csv "$out/results.csv" "$configs" 31 1); then
         pass "csv ($configs)"
     else
         fail csv "$(printf '\n%s' "$problems")"
@@ -180,7 +180,8 @@ configs="tuned"
 [ -f "$PLUGIN" ] && configs="tuned,sharm"
 if "$REPO/ci/bench.sh" --np 3 --sizes 13,8K --configs "$configs" \
         --ops "$NEW_OPS" --budget-ms 20 --out "$out" >"$WORK/np3.log" 2>&1; then
-    if problems=$(check_csv "$out/results.csv" "$configs" 12 0); then
+    # 9 ops x 2 sizes
+    if problems=$(check_csv "$out/results.csv" "$configs" 18 0); then
         pass "np3 ($configs)"
     else
         fail np3 "$(printf '\n%s' "$problems")"

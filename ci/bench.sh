@@ -32,7 +32,7 @@ SIZES=""
 NPS="2,4,8"
 # The short sweep measures SHORT_OPS; --full (or --ops) adds the rest.
 SHORT_OPS="bcast,reduce,allreduce,allgather,gather,scatter,alltoall,reduce_scatter_block,scan,barrier"
-ALL_OPS="$SHORT_OPS,exscan,allgatherv,gatherv"
+ALL_OPS="$SHORT_OPS,exscan,allgatherv,gatherv,scatterv,alltoallv,reduce_scatter"
 OPS=""
 CONFIGS=""
 WITH_IMPI=1
@@ -55,7 +55,8 @@ usage: ci/bench.sh [options]
                     the sweep's sizes (default short: 8,512,8K,64K,1M,4M)
   --np LIST         process counts (default 2,4,8)
   --ops LIST        subset of $ALL_OPS
-                    (default short: all but exscan,allgatherv,gatherv;
+                    (default short: all but exscan and the v-variants
+                    allgatherv,gatherv,scatterv,alltoallv,reduce_scatter;
                     full: all)
   --configs LIST    subset of: sharm (alias sharm-flat), sharm-hier
                     (virtual nodes of 2, np >= 4 only), sharm-algos (all
