@@ -4,9 +4,12 @@
  *
  *   hot_path OP BYTES N     OP: bcast reduce allreduce allgather gather
  *                               scatter alltoall scan exscan
- *                               reduce_scatter_block barrier (root 0; the
- *                               reductions sum BYTES/4 floats, each
- *                               process's block for reduce_scatter_block)
+ *                               reduce_scatter_block gatherv scatterv
+ *                               allgatherv alltoallv reduce_scatter barrier
+ *                               (root 0; the reductions sum BYTES/4 floats,
+ *                               each process's block for the
+ *                               Reduce_scatters; the v-variants' blocks
+ *                               all hold BYTES)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -16,6 +19,8 @@
 static int call(const char *op, char *s, char *r, int n)
 {
     MPI_Comm w = MPI_COMM_WORLD;
+    /* The v-variants' counts and displacements (two processes). */
+    int c[2] = {n, n}, d[2] = {0, n}, f[2] = {n / 4, n / 4};
     if (!strcmp(op, "bcast")) return MPI_Bcast(s, n, MPI_BYTE, 0, w);
     if (!strcmp(op, "reduce")) return MPI_Reduce(s, r, n / 4, MPI_FLOAT, MPI_SUM, 0, w);
     if (!strcmp(op, "allreduce")) return MPI_Allreduce(s, r, n / 4, MPI_FLOAT, MPI_SUM, w);
@@ -27,6 +32,11 @@ static int call(const char *op, char *s, char *r, int n)
     if (!strcmp(op, "exscan")) return MPI_Exscan(s, r, n / 4, MPI_FLOAT, MPI_SUM, w);
     if (!strcmp(op, "reduce_scatter_block"))
         return MPI_Reduce_scatter_block(s, r, n / 4, MPI_FLOAT, MPI_SUM, w);
+    if (!strcmp(op, "gatherv")) return MPI_Gatherv(s, n, MPI_BYTE, r, c, d, MPI_BYTE, 0, w);
+    if (!strcmp(op, "scatterv")) return MPI_Scatterv(s, c, d, MPI_BYTE, r, n, MPI_BYTE, 0, w);
+    if (!strcmp(op, "allgatherv")) return MPI_Allgatherv(s, n, MPI_BYTE, r, c, d, MPI_BYTE, w);
+    if (!strcmp(op, "alltoallv")) return MPI_Alltoallv(s, c, d, MPI_BYTE, r, c, d, MPI_BYTE, w);
+    if (!strcmp(op, "reduce_scatter")) return MPI_Reduce_scatter(s, r, f, MPI_FLOAT, MPI_SUM, w);
     if (!strcmp(op, "barrier")) return MPI_Barrier(w);
     fprintf(stderr, "hot_path: unknown operation %s\n", op);
     return MPI_Abort(w, 2);

@@ -645,27 +645,34 @@ fn barriers_and_small_bcasts_and_reductions_take_the_express_lane_unless_somethi
     assert_eq!(lane_lines(&out, "MPI_Barrier", 2, "").0, 0, "{out}");
 }
 
-/// A Gather, Scatter, Allgather or Alltoall whose blocks travel with their
-/// slot headers (1 to 512 bytes each, `coll::small`) skips the route
-/// (`dispatch::express`) where nothing else could decide it: not with
-/// Allgather's or Alltoall's algorithm forced, a rule for their small calls,
-/// or a hierarchy; blocks beyond 512 bytes take the ordinary path, and so
-/// do all of them with the lane shut, where the ordinary path runs the
-/// same small-block path.  rules_check runs each size on two communicators,
-/// Gather, Scatter and Allgather twice on each (with a send buffer and in
-/// place), Alltoall once; every process says which path it took, so each
-/// count below is sizes x 2 x (2 or 1) x np.
+/// A Gather, Scatter, Allgather or Alltoall, or a Gatherv, Scatterv or
+/// Allgatherv, whose blocks travel with their slot headers (1 to 512 bytes
+/// each, `coll::small`) skips the route (`dispatch::express`) where nothing
+/// else could decide it: not with Allgather's or Alltoall's algorithm
+/// forced, a rule for their small calls, or a hierarchy; blocks beyond 512
+/// bytes take the ordinary path, and so do all of them with the lane shut,
+/// where the ordinary path runs the same small-block path.  rules_check
+/// runs each size on two communicators, Gather, Scatter, Allgather and
+/// their v-variants twice on each (with a send buffer and in place),
+/// Alltoall once; every process says which path it took, so each count
+/// below is sizes x 2 x (2 or 1) x np.  The v-variants' blocks hold n
+/// elements for even ranks and n - n/2 for odd ones (rules_check.c).
 #[test]
 fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
     let verbose = ("coll_sharm_verbose", "100");
     let movements = ["MPI_Gather", "MPI_Scatter", "MPI_Allgather"];
+    let lane = |op: &str| format!("{op} and {op}v");
     let out = mpirun_sizes(2, &[verbose], &[8, 512, 516]);
     for op in movements {
         assert_eq!(lane_lines(&out, op, 2, "Linear").0, 16, "{op}:\n{out}");
+        // 516 bytes: rank 0's block (the root is rank 1) is beyond the
+        // lane, and the processes that see it take the ordinary path.
+        let v = format!("{op}v");
+        assert_eq!(lane_lines(&out, &v, 2, "Linear").0, 16, "{v}:\n{out}");
         assert!(
             has(
                 &out,
-                &format!("express lane for {op} of up to 512 bytes a block")
+                &format!("express lane for {} of up to 512 bytes a block", lane(op))
             ),
             "{out}"
         );
@@ -673,31 +680,50 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
     assert_eq!(lane_lines(&out, "MPI_Alltoall", 2, "Linear").0, 8, "{out}");
     // 516 bytes: the ordinary path (Gather and Scatter name no algorithm).
     assert_eq!(lane_lines(&out, "MPI_Allgather", 2, "Linear").1, 8, "{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Allgatherv", 2, "Linear").1,
+        8,
+        "{out}"
+    );
     assert_eq!(lane_lines(&out, "MPI_Alltoall", 2, "Linear").1, 4, "{out}");
 
     // Three processes on two cores (crowded): the lane is open the same.
-    let out = mpirun_sizes(3, &[verbose], &[8]);
+    // At 516 bytes (129 elements) the middle process's v-blocks take 260
+    // bytes: it alone takes the lane for its Gatherv and Scatterv, and
+    // meets the others on the ordinary path; an Allgatherv's process sees
+    // every block, so none does.
+    let out = mpirun_sizes(3, &[verbose], &[8, 516]);
     for op in movements {
-        assert_eq!(lane_lines(&out, op, 3, "Linear"), (12, 0), "{op}:\n{out}");
+        assert_eq!(lane_lines(&out, op, 3, "Linear").0, 12, "{op}:\n{out}");
     }
-    assert_eq!(
-        lane_lines(&out, "MPI_Alltoall", 3, "Linear"),
-        (6, 0),
-        "{out}"
-    );
+    assert_eq!(lane_lines(&out, "MPI_Alltoall", 3, "Linear").0, 6, "{out}");
+    for (v, lines) in [
+        ("MPI_Gatherv", 16),
+        ("MPI_Scatterv", 16),
+        ("MPI_Allgatherv", 12),
+    ] {
+        assert_eq!(lane_lines(&out, v, 3, "Linear").0, lines, "{v}:\n{out}");
+    }
 
     // The lane shut by the hierarchy: the ordinary path moves the same
     // blocks with their headers.
     let out = mpirun_sizes(2, &[verbose, ("coll_sharm_hierarchy", "on")], &[8]);
     for op in movements.iter().chain(&["MPI_Alltoall"]) {
+        let named = if *op == "MPI_Alltoall" {
+            op.to_string()
+        } else {
+            lane(op)
+        };
         assert!(
             has(
                 &out,
-                &format!("no express lane for {op} (the hierarchy decides)")
+                &format!("no express lane for {named} (the hierarchy decides)")
             ),
             "{out}"
         );
         assert_eq!(lane_lines(&out, op, 2, "").0, 0, "{op}:\n{out}");
+        let v = format!("{op}v");
+        assert_eq!(lane_lines(&out, &v, 2, "").0, 0, "{v}:\n{out}");
         assert!(
             has(&out, &format!("{op}(v): blocks travel with their headers"))
                 || has(&out, &format!("{op}: blocks travel with their headers")),
@@ -716,7 +742,7 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
     assert!(
         has(
             &out,
-            "no express lane for MPI_Allgather (coll_sharm_allgather_algorithm decides)"
+            "no express lane for MPI_Allgather and MPI_Allgatherv (coll_sharm_allgather_algorithm decides)"
         ),
         "{out}"
     );
@@ -739,15 +765,24 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
     );
     assert_eq!(lane_lines(&out, "MPI_Gather", 2, "Linear").0, 8, "{out}");
     assert_eq!(lane_lines(&out, "MPI_Scatter", 2, "Linear").0, 8, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Allgatherv", 2, "").0, 0, "{out}");
+    assert_eq!(lane_lines(&out, "MPI_Gatherv", 2, "Linear").0, 8, "{out}");
 
     // The size limit counts the call's p blocks: 16 bytes at np=2 leave 8
     // a block.
     let out = mpirun_sizes(2, &[verbose, ("coll_sharm_max_message_size", "16")], &[8]);
     assert!(
-        has(&out, "express lane for MPI_Gather of up to 8 bytes a block"),
+        has(
+            &out,
+            "express lane for MPI_Gather and MPI_Gatherv of up to 8 bytes a block"
+        ),
         "{out}"
     );
     assert_eq!(lane_lines(&out, "MPI_Gather", 2, "Linear").0, 8, "{out}");
+    // The v-variants' blocks of 8 and 4 bytes: within too.
+    for v in ["MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv"] {
+        assert_eq!(lane_lines(&out, v, 2, "Linear").0, 8, "{v}:\n{out}");
+    }
 }
 
 /// A Scan or Exscan of up to one fragment (8 KiB by default) of a
@@ -819,69 +854,100 @@ fn small_scans_take_the_express_lane_unless_something_else_decides() {
 }
 
 /// A Reduce_scatter_block whose blocks take up to one fragment (8 KiB by
-/// default) of a predefined datatype and operation skips the route
-/// (`dispatch::express`) where its linear algorithm runs: not with
-/// `reduce_then_scatter` forced, a rule for its small blocks, or a
-/// hierarchy; the size limit counts its p blocks.  rules_check runs each
+/// default) of a predefined datatype and operation, and a Reduce_scatter
+/// whose p blocks take no more together, skip the route
+/// (`dispatch::express`) where their linear algorithm runs: not with
+/// `reduce_then_scatter` forced, a rule for their small blocks, or a
+/// hierarchy; the size limit counts the p blocks.  rules_check runs each
 /// size on two communicators, with a send buffer and in place, so each
-/// count below is sizes x 2 x 2 x np.
+/// count below is sizes x 2 x 2 x np.  Its Reduce_scatter gives even ranks
+/// n elements and odd ones n - n/2 (rules_check.c).
 #[test]
 fn small_reduce_scatter_blocks_take_the_express_lane_unless_something_else_decides() {
     let verbose = ("coll_sharm_verbose", "100");
     let op = "MPI_Reduce_scatter_block";
+    let v = "MPI_Reduce_scatter";
+    let lane = format!("{op} and {v}");
     let out = mpirun_sizes(2, &[verbose], &[8, 8192, 8196]);
     assert!(
-        has(&out, &format!("express lane for {op} of up to 8192 bytes")),
+        has(
+            &out,
+            &format!("express lane for {lane} of up to 8192 bytes a block")
+        ),
         "{out}"
     );
     // 8 and 8192 bytes a block on the lane; 8196 not.
     assert_eq!(lane_lines(&out, op, 2, "Linear"), (16, 8), "{out}");
+    // Reduce_scatter's 8196 B and 4100 B take less than two blocks of 8 KiB.
+    assert_eq!(lane_lines(&out, v, 2, "Linear"), (24, 0), "{out}");
 
     let out = mpirun_sizes(3, &[verbose], &[8, 1024]);
     assert_eq!(lane_lines(&out, op, 3, "Linear"), (24, 0), "{out}");
+    assert_eq!(lane_lines(&out, v, 3, "Linear"), (24, 0), "{out}");
 
     let forced = ("coll_sharm_reduce_scatter_algorithm", "reduce_then_scatter");
     let out = mpirun_sizes(2, &[verbose, forced], &[8]);
     assert!(
         has(
             &out,
-            &format!("no express lane for {op} (coll_sharm_reduce_scatter_algorithm decides)")
+            &format!("no express lane for {lane} (coll_sharm_reduce_scatter_algorithm decides)")
         ),
         "{out}"
     );
-    assert_eq!(
-        lane_lines(&out, op, 2, "ReduceThenScatter"),
-        (0, 8),
-        "{out}"
-    );
+    for op in [op, v] {
+        assert_eq!(
+            lane_lines(&out, op, 2, "ReduceThenScatter"),
+            (0, 8),
+            "{out}"
+        );
+    }
 
     let rule = ("coll_sharm_reduce_scatter_rules", "np>=2: 0-64 linear");
     let out = mpirun_sizes(2, &[verbose, rule], &[8]);
     assert!(
         has(
             &out,
-            &format!("no express lane for {op} (a rule speaks for its small calls)")
+            &format!("no express lane for {lane} (a rule speaks for its small calls)")
         ),
         "{out}"
     );
     assert_eq!(lane_lines(&out, op, 2, "Linear"), (0, 8), "{out}");
+    assert_eq!(lane_lines(&out, v, 2, "Linear"), (0, 8), "{out}");
 
-    // 64 bytes in all leave 32 a block at np=2.
+    // 64 bytes in all leave 32 a block at np=2.  At 64 bytes a block the
+    // calls exceed the limit, and both lanes leave them to the ordinary
+    // path, which hands them over.
     let limit = ("coll_sharm_max_message_size", "64");
-    let out = mpirun_sizes(2, &[verbose, limit], &[8]);
+    let out = mpirun_sizes(2, &[verbose, limit], &[8, 64]);
     assert!(
-        has(&out, &format!("express lane for {op} of up to 32 bytes")),
+        has(
+            &out,
+            &format!("express lane for {lane} of up to 32 bytes a block")
+        ),
         "{out}"
     );
     assert_eq!(lane_lines(&out, op, 2, "Linear"), (8, 0), "{out}");
+    assert_eq!(lane_lines(&out, v, 2, "Linear"), (8, 0), "{out}");
+    for (op, bytes) in [(op, 128), (v, 96)] {
+        assert!(
+            has(
+                &out,
+                &format!(
+                    "{op} handed to the next component: {bytes} bytes exceed coll_sharm_max_message_size=64"
+                )
+            ),
+            "{out}"
+        );
+    }
 
     let out = mpirun_sizes(2, &[verbose, ("coll_sharm_hierarchy", "on")], &[8]);
     assert!(
         has(
             &out,
-            &format!("no express lane for {op} (the hierarchy decides)")
+            &format!("no express lane for {lane} (the hierarchy decides)")
         ),
         "{out}"
     );
     assert_eq!(lane_lines(&out, op, 2, "Linear"), (0, 8), "{out}");
+    assert_eq!(lane_lines(&out, v, 2, "Linear"), (0, 8), "{out}");
 }

@@ -29,7 +29,13 @@ pub fn allgather(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, uniform
         sh.ran(Coll::Allgather, Algorithm::GatherBcast);
         return gather_bcast(sh, own, all, whole);
     }
-    sh.ran(Coll::Allgather, Algorithm::Linear);
+    // The trace names the call (Allgatherv runs linear whatever is chosen).
+    let called = if uniform {
+        Coll::Allgather
+    } else {
+        Coll::Allgatherv
+    };
+    sh.ran(called, Algorithm::Linear);
     linear(sh, own, all)
 }
 

@@ -89,6 +89,12 @@ impl<'a> Sources<'a> {
 /// `uniform`: all blocks have the same size (MPI_Alltoall).
 pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, uniform: bool) -> bool {
     let p = sh.p;
+    // The trace names the call.
+    let called = if uniform {
+        Coll::Alltoall
+    } else {
+        Coll::Alltoallv
+    };
     let block_bytes = recv.block(sh.me).bytes();
     // Blocks that travel with their headers go before anything else is set
     // up (`small`); the algorithm is chosen first, as for any call.
@@ -98,7 +104,7 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         chosen = Some(alg);
         if let (true, Some(side)) = (takes_linear(sh, alg, uniform, block_bytes), send) {
             if let Some(done) = small(sh, side, recv) {
-                sh.ran(Coll::Alltoall, Algorithm::Linear);
+                sh.ran(called, Algorithm::Linear);
                 return done;
             }
         }
@@ -115,14 +121,14 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         .map(|r| recv.block(r).bytes())
         .sum();
     if pulls_only(sh, &sources, recv) {
-        sh.ran(Coll::Alltoall, Algorithm::Pairwise);
+        sh.ran(called, Algorithm::Pairwise);
         return pull_any(sh, &mut sources, recv, own_copy);
     }
     let chosen =
         chosen.unwrap_or_else(|| sh.choose(Coll::Alltoall, uniform.then_some(block_bytes)));
     let linear = takes_linear(sh, chosen, uniform, block_bytes);
     sh.ran(
-        Coll::Alltoall,
+        called,
         if linear {
             Algorithm::Linear
         } else {

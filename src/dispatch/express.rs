@@ -6,13 +6,15 @@
 //! np=2, 2 KiB else, 16 processes at most), straight to that, a Scan or
 //! Exscan of as many bytes straight to the linear Scan, a
 //! Reduce_scatter_block of blocks of as many bytes straight to the linear
-//! Reduce_scatter, and a Gather, Scatter, Allgather or Alltoall whose
-//! blocks travel with their slot headers (`coll::small`: up to 512 bytes
-//! each) straight to that path, without decoding the call into `Args`,
-//! routing it, or choosing its algorithm, because all of that was decided
-//! once for the communicator (`Express::decide`) when its channel was set
-//! up, by the same rules `CommState::route`, `barrier::barrier`,
-//! `bcast::bcast`, `reduce::reduce`, `allreduce::allreduce`, `scan::scan`,
+//! Reduce_scatter (and a Reduce_scatter whose blocks take no more
+//! together), and a Gather, Scatter, Allgather or Alltoall, or a Gatherv,
+//! Scatterv or Allgatherv, whose blocks travel with their slot headers
+//! (`coll::small`: up to 512 bytes each) straight to that path, without
+//! decoding the call into `Args`, routing it, or choosing its algorithm,
+//! because all of that was decided once for the communicator
+//! (`Express::decide`) when its channel was set up, by the same rules
+//! `CommState::route`, `barrier::barrier`, `bcast::bcast`,
+//! `reduce::reduce`, `allreduce::allreduce`, `scan::scan`,
 //! `reduce_scatter::reduce_scatter_op`, `gather::gather`,
 //! `gather::scatter`, `allgather::allgather` and `alltoall::alltoall`
 //! apply.  A reduction's datatype and operation facts are kept from one
@@ -31,8 +33,9 @@
 //! 1,700 (see `reduction_call`).
 //!
 //! What may differ per process: only whether its own buffer is one byte
-//! range (a datatype of the same signature may not be), or its datatype
-//! predefined.  The two lanes move the same fragments to the same positions
+//! range (a datatype of the same signature may not be), its datatype
+//! predefined, or (a Gatherv's or Scatterv's) its blocks within the lane's
+//! bytes.  The two lanes move the same fragments to the same positions
 //! with the same calls (`bcast::one_fragment`, `reduce::tree`,
 //! `allreduce::allgather_allreduce`, `scan::linear_scan`,
 //! `reduce_scatter::reduce_scatter`, `gather::small_gather`,
@@ -51,7 +54,7 @@ use crate::coll::reduce_scatter::{self, Result::BufferStart};
 use crate::coll::reduction::Reduction;
 use crate::coll::{allgather, alltoall, gather};
 use crate::coll::{allreduce, barrier, bcast, reduce, scan, single_copy_reduce};
-use crate::ompi::call::Coll;
+use crate::ompi::call::{self, Coll};
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::{self, ReduceLayout};
 use crate::ompi::ffi::{self, Call, Dtype, DtypeInfo, Op};
@@ -83,8 +86,12 @@ pub struct Express {
     /// p copies of the last Reduce_scatter_block's count, the slices
     /// `reduce_scatter` takes (kept, so that a call allocates nothing).
     equal_counts: Vec<usize>,
-    /// Gathers, Scatters, Allgathers and Alltoalls whose blocks take 1 to
-    /// this many bytes, in that order; 0: none.
+    /// The last Reduce_scatter's counts, for the same reason (a list of its
+    /// own: the block's list is checked by its first entry alone).
+    counts: Vec<usize>,
+    /// Gathers, Scatters, Allgathers and Alltoalls (and the first three's
+    /// v-variants) whose blocks take 1 to this many bytes, in that order;
+    /// 0: none.
     blocks_up_to: [usize; 4],
     /// The last reduction's (Reduce, Allreduce, Scan and Exscan ask the
     /// same facts of their datatype, operation and count).
@@ -96,14 +103,15 @@ pub struct Express {
 /// The data movements the lane takes, in the order of `blocks_up_to`.
 const MOVEMENTS: [Coll; 4] = [Coll::Gather, Coll::Scatter, Coll::Allgather, Coll::Alltoall];
 
-/// Where `coll` sits in `MOVEMENTS` (and `blocks_up_to`), by one jump on
-/// the operation on the call's path (a search of the array cost the later
-/// operations up to 30 instructions a call); None for the others.
+/// Where `coll`, or the collective whose v-variant it is, sits in
+/// `MOVEMENTS` (and `blocks_up_to`), by one jump on the operation on the
+/// call's path (a search of the array cost the later operations up to 30
+/// instructions a call); None for the others.
 const fn movement_index(coll: Coll) -> Option<usize> {
     match coll {
-        Coll::Gather => Some(0),
-        Coll::Scatter => Some(1),
-        Coll::Allgather => Some(2),
+        Coll::Gather | Coll::Gatherv => Some(0),
+        Coll::Scatter | Coll::Scatterv => Some(1),
+        Coll::Allgather | Coll::Allgatherv => Some(2),
         Coll::Alltoall => Some(3),
         _ => None,
     }
@@ -160,32 +168,53 @@ struct ReduceFacts {
 }
 
 impl ReduceFacts {
-    /// The facts of `call`'s datatype, operation and count; None when they
-    /// are not kept (not both predefined), or the ordinary path must judge
-    /// the call (it reports what it cannot reduce).
-    fn of(sh: &mut Shared, call: &Call) -> Option<ReduceFacts> {
+    /// The facts of `call`'s datatype and operation, and of `count`
+    /// elements (a Reduce_scatter's: its counts' sum; the others':
+    /// `call.rcount`); None when they are not kept (not both predefined),
+    /// or the ordinary path must judge the call (it reports what it cannot
+    /// reduce).
+    fn of(sh: &mut Shared, call: &Call, count: i32) -> Option<ReduceFacts> {
         let (dt, op) = (Dtype(call.rdtype), Op(call.op));
         let info = dt.info();
         let intrinsic = op.intrinsic();
         if info.predefined == 0 || !intrinsic {
             return None;
         }
-        let count = usize::try_from(call.rcount).ok()?;
-        let layout = ReduceLayout::of(&info, count, intrinsic).ok()?;
+        let elements = usize::try_from(count).ok()?;
+        let layout = ReduceLayout::of(&info, elements, intrinsic).ok()?;
         layout.fits(sh.fragment()).ok()?;
         Some(ReduceFacts {
             dtype: call.rdtype,
             op: call.op,
-            count: call.rcount,
-            bytes: dtype::message_bytes(&info, call.rcount)? as usize,
+            count,
+            bytes: dtype::message_bytes(&info, count)? as usize,
             layout,
             comb: sh.combiners.get(op, dt, sh.params.reduction_kernels, true),
             commutative: op.commutative(),
         })
     }
 
-    fn of_the_same(&self, call: &Call) -> bool {
-        self.dtype == call.rdtype && self.op == call.op && self.count == call.rcount
+    fn of_the_same(&self, call: &Call, count: i32) -> bool {
+        self.dtype == call.rdtype && self.op == call.op && self.count == count
+    }
+
+    /// The kept facts when `call` names the same datatype, operation and
+    /// `count`, else new ones, kept (None: as `of`).
+    #[inline(always)]
+    fn kept(
+        kept: &mut Option<ReduceFacts>,
+        sh: &mut Shared,
+        call: &Call,
+        count: i32,
+    ) -> Option<ReduceFacts> {
+        match *kept {
+            Some(facts) if facts.of_the_same(call, count) => Some(facts),
+            _ => {
+                let facts = ReduceFacts::of(sh, call, count)?;
+                *kept = Some(facts);
+                Some(facts)
+            }
+        }
     }
 }
 
@@ -213,14 +242,19 @@ impl Express {
             } else {
                 runs.map(|bytes| bytes.min(most))
             };
-            // Scan's decisions are Exscan's too (`scan::scan`).
+            // Scan's decisions are Exscan's too (`scan::scan`), and a data
+            // movement's its v-variant's (`movement_call`).
             let name = match coll {
                 Coll::Scan => "MPI_Scan and MPI_Exscan",
+                Coll::Gather => "MPI_Gather and MPI_Gatherv",
+                Coll::Scatter => "MPI_Scatter and MPI_Scatterv",
+                Coll::Allgather => "MPI_Allgather and MPI_Allgatherv",
+                Coll::ReduceScatterBlock => "MPI_Reduce_scatter_block and MPI_Reduce_scatter",
                 _ => coll.name(),
             };
             match why_not {
                 Ok(most) => {
-                    let each = if MOVEMENTS.contains(&coll) {
+                    let each = if MOVEMENTS.contains(&coll) || coll == Coll::ReduceScatterBlock {
                         " a block"
                     } else {
                         ""
@@ -315,6 +349,7 @@ impl Express {
                 linear_reduce_scatter,
             ),
             equal_counts: Vec::new(),
+            counts: Vec::new(),
             blocks_up_to: MOVEMENTS.map(|coll| up_to(coll, block_most, movement(coll))),
             reduce_facts: None,
             geometries: Geometries::default(),
@@ -345,10 +380,7 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
     // operations in it up to 30 instructions a call); the calls that never
     // qualify pay no more than that.
     let coll = Coll::from_raw(call.coll)?;
-    if matches!(
-        coll,
-        Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::ReduceScatter
-    ) {
+    if coll == Coll::Alltoallv {
         return None;
     }
     let movement = movement_index(coll);
@@ -358,8 +390,9 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
         match coll {
             Coll::Barrier => barrier_call(sh, lane),
             Coll::Bcast => bcast_call(sh, lane, call),
+            Coll::ReduceScatter => reduce_scatter_call(sh, lane, call),
             _ => match movement {
-                Some(which) => movement_call(sh, lane, call, which),
+                Some(which) => movement_call(sh, lane, call, which, coll),
                 None => reduction_call(sh, lane, call, coll),
             },
         }
@@ -436,14 +469,7 @@ unsafe fn reduction_call(
     if up_to == 0 || call.rcount as usize > up_to {
         return None;
     }
-    let facts = match lane.reduce_facts {
-        Some(facts) if facts.of_the_same(call) => facts,
-        _ => {
-            let facts = ReduceFacts::of(sh, call)?;
-            lane.reduce_facts = Some(facts);
-            facts
-        }
-    };
+    let facts = ReduceFacts::kept(&mut lane.reduce_facts, sh, call, call.rcount)?;
     if facts.bytes == 0 || facts.bytes > up_to {
         return None;
     }
@@ -520,29 +546,86 @@ fn scan_or_reduce_scatter(
     reduce_scatter::reduce_scatter(sh, &red, equal_counts, BufferStart);
 }
 
-/// `run` for a Gather, Scatter, Allgather or Alltoall (`MOVEMENTS[which]`):
-/// the typed buffers the ordinary path would decode, from the kept
-/// geometries, handed to the path of blocks that travel with their headers
-/// (which checks that they do, and does nothing when they do not).
+/// `run` for a Reduce_scatter: Reduce_scatter_block's lane (the same
+/// function, `reduce_scatter::reduce_scatter`, the same algorithm and
+/// rules), for p counts that take at most p of its blocks together.  So
+/// their sum is within the size limit the ordinary path applies, and their
+/// average, which its rules see, within the bytes no rule speaks for.  Out
+/// of line, for the reason `scan_or_reduce_scatter` is.
+///
+/// # Safety
+/// As `run`; the counts are p integers.
+#[inline(never)]
+unsafe fn reduce_scatter_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Option<i32> {
+    let up_to = lane.block_reduce_scatter_up_to;
+    if up_to == 0 {
+        return None;
+    }
+    let p = sh.p;
+    // SAFETY: the counts are significant everywhere: p integers (contract).
+    let counts = unsafe { call::ints(call.rcounts, p) };
+    // A negative count is left to the ordinary path, which says why.
+    let total = counts.iter().try_fold(0i32, |sum, &c| {
+        (c >= 0).then(|| sum.checked_add(c)).flatten()
+    })?;
+    let facts = ReduceFacts::kept(&mut lane.reduce_facts, sh, call, total)?;
+    if facts.bytes == 0 || facts.bytes > up_to * p {
+        return None;
+    }
+    let in_place = call.sbuf == ffi::in_place();
+    let red = Reduction {
+        own: if in_place { call.rbuf } else { call.sbuf }.cast(),
+        rbuf: call.rbuf.cast(),
+        in_place,
+        layout: facts.layout,
+        comb: facts.comb,
+        commutative: facts.commutative,
+    };
+    stats::served(Coll::ReduceScatter);
+    sh.untuned();
+    trace!("MPI_Reduce_scatter on {p} processes runs Linear (express lane)");
+    lane.counts.clear();
+    lane.counts.extend(counts.iter().map(|&c| c as usize));
+    reduce_scatter::reduce_scatter(sh, &red, &lane.counts, BufferStart);
+    Some(ffi::success())
+}
+
+/// `run` for a Gather, Scatter, Allgather or Alltoall (`MOVEMENTS[which]`),
+/// or `called`, its v-variant (Gatherv, Scatterv, Allgatherv): the typed
+/// buffers the ordinary path would decode, from the kept geometries,
+/// handed to the path of blocks that travel with their headers (which
+/// checks that they do, and does nothing when they do not).
+///
+/// A v-variant's blocks are checked one by one where its counts are
+/// significant (the root's side of a Gatherv or Scatterv, every process's
+/// receive side of an Allgatherv): each within the lane's bytes keeps
+/// an Allgatherv's p blocks within the size limit the ordinary path
+/// applies to their sum; Gatherv and Scatterv have no size limit there
+/// (their sizes are not known alike).  A process whose blocks are not all
+/// within goes the ordinary path, which runs the same small path when
+/// they travel with their headers, so it meets the others.
 ///
 /// np=2, instructions per 8-byte call inside sharm on the ordinary path
 /// (`bench/hot_path.sh`, 2026-11-28): Gather 1,172 at the root and 894
 /// at the sender, Scatter 1,024 and 753, Allgather 1,418, Alltoall 1,584.
 ///
 /// # Safety
-/// As `run`.
+/// As `run`; a v-variant's counts and displacements are p integers where
+/// they are significant.
 #[inline(always)]
 unsafe fn movement_call(
     sh: &mut Shared,
     lane: &mut Express,
     call: &Call,
     which: usize,
+    called: Coll,
 ) -> Option<i32> {
     let up_to = lane.blocks_up_to[which];
     if up_to == 0 {
         return None;
     }
     let coll = MOVEMENTS[which];
+    let v = called != coll;
     let (me, p) = (sh.me, sh.p);
     let root = call.root as usize;
     let in_place = |ptr: *const c_void| ptr == ffi::in_place();
@@ -566,53 +649,68 @@ unsafe fn movement_call(
         let info = lane.geometries.of(call.rdtype);
         TypedBuf::with_info(call.rbuf.cast(), call.rcount, rdt, info)
     });
+    // One block standing for p (a non-v side, or a non-root's own block).
     let side = |whole: TypedBuf| RootSide {
         whole,
         count: whole.count,
         counts: None,
     };
-    // The block every process knows the size of (`Args::shared_bytes`
-    // counts p of them).
-    let block = match coll {
-        Coll::Gather if me != root => send,
-        Coll::Scatter if me == root => send,
-        Coll::Allgather | Coll::Alltoall if send.is_some() => send,
-        _ => recv,
-    }?;
-    let bytes = block.bytes();
-    if bytes == 0 || bytes > up_to {
+    // The side of p blocks: with the call's counts for a v-variant.
+    let all = |whole: TypedBuf, counts: *const i32, displs: *const i32| RootSide {
+        whole,
+        count: whole.count,
+        // SAFETY: where this side is significant, the counts and
+        // displacements are p integers (contract).
+        counts: v.then(|| unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
+    };
+    let within = |block: &TypedBuf| (1..=up_to).contains(&block.bytes());
+    // The side whose blocks are the v-variant's counts, where they are
+    // significant; else the block every process knows the size of
+    // (`Args::shared_bytes` counts p of them).
+    let counted = match coll {
+        Coll::Gather if me == root => Some(all(recv?, call.rcounts, call.rdispls)),
+        Coll::Scatter if me == root => Some(all(send?, call.scounts, call.sdispls)),
+        Coll::Allgather => Some(all(recv?, call.rcounts, call.rdispls)),
+        _ => None,
+    };
+    let fits = match &counted {
+        Some(side) if v => (0..p).all(|r| within(&side.block(r))),
+        _ => {
+            let block = match coll {
+                Coll::Gather if me != root => send,
+                Coll::Scatter if me == root => send,
+                Coll::Allgather | Coll::Alltoall if send.is_some() => send,
+                _ => recv,
+            }?;
+            within(&block)
+        }
+    };
+    if !fits {
         return None;
     }
     // Gather's and Scatter's `choose` does no more; Allgather's and
-    // Alltoall's settled `auto` or `linear` with no rule (`decide`).
+    // Alltoall's settled `auto` or `linear` with no rule (`decide`), and
+    // Allgatherv runs linear whatever they say.
     sh.untuned();
     // A non-root's side of the root's blocks is not used: its own block
     // stands in.  A non-root without its own block (MPI_IN_PLACE, which is
     // erroneous there) is left to the ordinary path.
     let done = match coll {
-        Coll::Gather => {
-            let (own, all) = if me == root {
-                (send, recv?)
-            } else {
-                (Some(send?), send?)
-            };
-            gather::small_gather(sh, own, &side(all), root)
-        }
-        Coll::Scatter => {
-            let (own, all) = if me == root {
-                (recv, send?)
-            } else {
-                (Some(recv?), recv?)
-            };
-            gather::small_scatter(sh, own, &side(all), root)
-        }
-        Coll::Allgather => allgather::small(sh, send, &side(recv?)),
+        Coll::Gather => match counted {
+            Some(all) => gather::small_gather(sh, send, &all, root),
+            None => gather::small_gather(sh, Some(send?), &side(send?), root),
+        },
+        Coll::Scatter => match counted {
+            Some(all) => gather::small_scatter(sh, recv, &all, root),
+            None => gather::small_scatter(sh, Some(recv?), &side(recv?), root),
+        },
+        Coll::Allgather => allgather::small(sh, send, &counted?),
         _ => alltoall::express(sh, &side(send?), &side(recv?)),
     }?;
-    stats::served(coll);
+    stats::served(called);
     trace!(
         "{} on {p} processes runs Linear (express lane)",
-        coll.name()
+        called.name()
     );
     Some(if done { ffi::success() } else { ffi::error() })
 }

@@ -3,7 +3,7 @@
 //! it flat over the communicator's shared-memory channel (`flat`), up and
 //! down its hierarchy (`hierarchical`), or hand it, unchanged, to the
 //! component below sharm.  Barriers, and the small calls of every blocking
-//! collective but the v-variants and Reduce_scatter, whose route the
+//! collective but Alltoallv and Reduce_scatter, whose route the
 //! communicator settled when its channel was set up, skip the decoding and
 //! the decision (`express`).
 

@@ -175,7 +175,7 @@ pub enum Args<'a> {
 ///
 /// # Safety
 /// `ptr` is null or addresses p integers that outlive the call.
-unsafe fn ints<'a>(ptr: *const i32, p: usize) -> &'a [i32] {
+pub(crate) unsafe fn ints<'a>(ptr: *const i32, p: usize) -> &'a [i32] {
     if ptr.is_null() {
         &[]
     } else {

@@ -1,7 +1,8 @@
 /*
  * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast and
- * Reduce (and Alltoall; Gather, Scatter, Allgather, Scan, Exscan and
- * Reduce_scatter_block, each also in place; then a Barrier) at a few sizes on MPI_COMM_WORLD and on a
+ * Reduce (and Alltoall; Gather, Scatter, Allgather, their v-variants with
+ * irregular counts, Scan, Exscan, Reduce_scatter_block and
+ * Reduce_scatter, each also in place; then a Barrier) at a few sizes on MPI_COMM_WORLD and on a
  * duplicate of it (a second segment, so a malformed rule must still be
  * reported only once), checks every result, and prints "rules_check: OK
  * np=<p>".  Which algorithm ran is read by the Rust side from sharm's output
@@ -95,6 +96,55 @@ static void run(MPI_Comm comm, int bytes)
         check(ok, in_place ? "Allgather (in place)" : "Allgather", bytes, me);
     }
 
+    /* Gatherv, Scatterv and Allgatherv at root p-1, each once with a send
+     * buffer and once in place: block j holds n elements for even j and
+     * n - n/2 for odd j, placed in reverse (block p-1 first), and element k
+     * of block j holds j + k/8.  At 129 elements and three processes the
+     * middle process's 65 fit the express lane's 512 bytes and the others'
+     * do not: that process alone takes the lane. */
+    int *vc = malloc((size_t) p * sizeof(int)), *vd = malloc((size_t) p * sizeof(int));
+    for (int j = p - 1, at = 0; j >= 0; j--) {
+        vc[j] = n - (j % 2) * (n / 2);
+        vd[j] = at;
+        at += vc[j];
+    }
+    for (int in_place = 0; in_place < 2; in_place++) {
+        int mine = me == root && in_place, m = vc[me];
+        for (int i = 0; i < m; i++) in[i] = (float) me + (float) (i % 8) / 8;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < vc[j]; i++)
+                all_out[vd[j] + i] = j == me && in_place ? in[i] : -1.0f;
+        MPI_Gatherv(mine ? MPI_IN_PLACE : in, m, MPI_FLOAT, all_out, vc, vd, MPI_FLOAT, root,
+                    comm);
+        if (me == root) {
+            ok = 1;
+            for (int j = 0; j < p; j++)
+                for (int i = 0; i < vc[j]; i++)
+                    ok &= all_out[vd[j] + i] == (float) j + (float) (i % 8) / 8;
+            check(ok, in_place ? "Gatherv (in place)" : "Gatherv", bytes, me);
+        }
+        /* The root scatters what it gathered. */
+        for (int i = 0; i < m; i++) in[i] = me == root && in_place ? all_out[vd[me] + i] : -1.0f;
+        MPI_Scatterv(all_out, vc, vd, MPI_FLOAT, mine ? MPI_IN_PLACE : in, m, MPI_FLOAT, root,
+                     comm);
+        ok = 1;
+        for (int i = 0; i < m; i++) ok &= in[i] == (float) me + (float) (i % 8) / 8;
+        check(ok, in_place ? "Scatterv (in place)" : "Scatterv", bytes, me);
+
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < vc[j]; i++)
+                all_out[vd[j] + i] = j == me && in_place ? in[i] : -1.0f;
+        MPI_Allgatherv(in_place ? MPI_IN_PLACE : in, m, MPI_FLOAT, all_out, vc, vd, MPI_FLOAT,
+                       comm);
+        ok = 1;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < vc[j]; i++)
+                ok &= all_out[vd[j] + i] == (float) j + (float) (i % 8) / 8;
+        check(ok, in_place ? "Allgatherv (in place)" : "Allgatherv", bytes, me);
+    }
+    free(vc);
+    free(vd);
+
     /* Scan and Exscan, each once with a send buffer and once in place:
      * element i of process r holds r + i % 5, so the prefix over ranks
      * 0..k-1 holds k(k-1)/2 + k (i % 5). */
@@ -131,6 +181,26 @@ static void run(MPI_Comm comm, int bytes)
         for (int i = 0; i < n; i++) ok &= all_out[i] == sum_base + (float) (p * ((me + i) % 3));
         check(ok, in_place ? "Reduce_scatter_block (in place)" : "Reduce_scatter_block", bytes, me);
     }
+
+    /* Reduce_scatter with rules_check's irregular counts (block j: n
+     * elements for even j, n - n/2 for odd j), with a send buffer and in
+     * place: element i of block j of process r holds r + (j + i) % 3. */
+    int *rc = malloc((size_t) p * sizeof(int));
+    for (int j = 0; j < p; j++) rc[j] = n - (j % 2) * (n / 2);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        float *input = in_place ? all_out : all_in;
+        for (int j = 0, at = 0; j < p; at += rc[j], j++)
+            for (int i = 0; i < rc[j]; i++) input[at + i] = (float) (me + (j + i) % 3);
+        if (!in_place)
+            for (int i = 0; i < rc[me]; i++) all_out[i] = -1.0f;
+        MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : all_in, all_out, rc, MPI_FLOAT, MPI_SUM,
+                           comm);
+        ok = 1;
+        for (int i = 0; i < rc[me]; i++)
+            ok &= all_out[i] == sum_base + (float) (p * ((me + i) % 3));
+        check(ok, in_place ? "Reduce_scatter (in place)" : "Reduce_scatter", bytes, me);
+    }
+    free(rc);
     free(in);
     free(out);
     free(all_in);
