@@ -35,7 +35,7 @@
 //! What may differ per process: only whether its own buffer is one byte
 //! range (a datatype of the same signature may not be), its datatype
 //! predefined, or (a Gatherv's or Scatterv's) its blocks within the lane's
-//! bytes.  The two lanes move the same fragments to the same positions
+//! bytes (`v_movement_call`).  The two lanes move the same fragments to the same positions
 //! with the same calls (`bcast::one_fragment`, `reduce::tree`,
 //! `allreduce::allgather_allreduce`, `scan::linear_scan`,
 //! `reduce_scatter::reduce_scatter`, `gather::small_gather`,
@@ -103,15 +103,14 @@ pub struct Express {
 /// The data movements the lane takes, in the order of `blocks_up_to`.
 const MOVEMENTS: [Coll; 4] = [Coll::Gather, Coll::Scatter, Coll::Allgather, Coll::Alltoall];
 
-/// Where `coll`, or the collective whose v-variant it is, sits in
-/// `MOVEMENTS` (and `blocks_up_to`), by one jump on the operation on the
-/// call's path (a search of the array cost the later operations up to 30
-/// instructions a call); None for the others.
+/// Where `coll` sits in `MOVEMENTS` (and `blocks_up_to`), by one jump on
+/// the operation on the call's path (a search of the array cost the later
+/// operations up to 30 instructions a call); None for the others.
 const fn movement_index(coll: Coll) -> Option<usize> {
     match coll {
-        Coll::Gather | Coll::Gatherv => Some(0),
-        Coll::Scatter | Coll::Scatterv => Some(1),
-        Coll::Allgather | Coll::Allgatherv => Some(2),
+        Coll::Gather => Some(0),
+        Coll::Scatter => Some(1),
+        Coll::Allgather => Some(2),
         Coll::Alltoall => Some(3),
         _ => None,
     }
@@ -243,7 +242,7 @@ impl Express {
                 runs.map(|bytes| bytes.min(most))
             };
             // Scan's decisions are Exscan's too (`scan::scan`), and a data
-            // movement's its v-variant's (`movement_call`).
+            // movement's its v-variant's (`v_movement_call`).
             let name = match coll {
                 Coll::Scan => "MPI_Scan and MPI_Exscan",
                 Coll::Gather => "MPI_Gather and MPI_Gatherv",
@@ -378,9 +377,13 @@ impl Express {
 pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
     // One jump on the operation (a chain of comparisons cost the later
     // operations in it up to 30 instructions a call); the calls that never
-    // qualify pay no more than that.
+    // qualify pay no more than that, and the calls with counts per process
+    // have their own entry (`run_counted`).
     let coll = Coll::from_raw(call.coll)?;
-    if coll == Coll::Alltoallv {
+    if matches!(
+        coll,
+        Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::ReduceScatter
+    ) {
         return None;
     }
     let movement = movement_index(coll);
@@ -390,11 +393,38 @@ pub unsafe fn run(st: &mut CommState, call: &Call) -> Option<i32> {
         match coll {
             Coll::Barrier => barrier_call(sh, lane),
             Coll::Bcast => bcast_call(sh, lane, call),
-            Coll::ReduceScatter => reduce_scatter_call(sh, lane, call),
             _ => match movement {
-                Some(which) => movement_call(sh, lane, call, which, coll),
+                Some(which) => movement_call(sh, lane, call, which),
                 None => reduction_call(sh, lane, call, coll),
             },
+        }
+    }
+}
+
+/// `run` for the calls with counts per process: a Gatherv, Scatterv or
+/// Allgatherv (`v_movement_call`) or a Reduce_scatter
+/// (`reduce_scatter_call`); None for any other call.  A second entry, out
+/// of line, tried after `run`: with these calls in `run` (even as a call
+/// out of line), the other calls on the lane ran 13-25 instructions more
+/// (`bench/hot_path.sh`, np=2, 8 bytes).
+///
+/// # Safety
+/// As `run`.
+#[inline(never)]
+pub unsafe fn run_counted(st: &mut CommState, call: &Call) -> Option<i32> {
+    let coll = Coll::from_raw(call.coll)?;
+    if !matches!(
+        coll,
+        Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::ReduceScatter
+    ) {
+        return None;
+    }
+    let (sh, lane) = st.express()?;
+    // SAFETY (block): forwarded contract.
+    unsafe {
+        match coll {
+            Coll::ReduceScatter => reduce_scatter_call(sh, lane, call),
+            _ => v_movement_call(sh, lane, call, coll),
         }
     }
 }
@@ -550,8 +580,7 @@ fn scan_or_reduce_scatter(
 /// function, `reduce_scatter::reduce_scatter`, the same algorithm and
 /// rules), for p counts that take at most p of its blocks together.  So
 /// their sum is within the size limit the ordinary path applies, and their
-/// average, which its rules see, within the bytes no rule speaks for.  Out
-/// of line, for the reason `scan_or_reduce_scatter` is.
+/// average, which its rules see, within the bytes no rule speaks for.
 ///
 /// # Safety
 /// As `run`; the counts are p integers.
@@ -590,48 +619,37 @@ unsafe fn reduce_scatter_call(sh: &mut Shared, lane: &mut Express, call: &Call) 
     Some(ffi::success())
 }
 
-/// `run` for a Gather, Scatter, Allgather or Alltoall (`MOVEMENTS[which]`),
-/// or `called`, its v-variant (Gatherv, Scatterv, Allgatherv): the typed
-/// buffers the ordinary path would decode, from the kept geometries,
-/// handed to the path of blocks that travel with their headers (which
-/// checks that they do, and does nothing when they do not).
-///
-/// A v-variant's blocks are checked one by one where its counts are
-/// significant (the root's side of a Gatherv or Scatterv, every process's
-/// receive side of an Allgatherv): each within the lane's bytes keeps
-/// an Allgatherv's p blocks within the size limit the ordinary path
-/// applies to their sum; Gatherv and Scatterv have no size limit there
-/// (their sizes are not known alike).  A process whose blocks are not all
-/// within goes the ordinary path, which runs the same small path when
-/// they travel with their headers, so it meets the others.
+/// `run` for a Gather, Scatter, Allgather or Alltoall (`MOVEMENTS[which]`):
+/// the typed buffers the ordinary path would decode, from the kept
+/// geometries, handed to the path of blocks that travel with their headers
+/// (which checks that they do, and does nothing when they do not).
 ///
 /// np=2, instructions per 8-byte call inside sharm on the ordinary path
 /// (`bench/hot_path.sh`, 2026-11-28): Gather 1,172 at the root and 894
 /// at the sender, Scatter 1,024 and 753, Allgather 1,418, Alltoall 1,584.
 ///
 /// # Safety
-/// As `run`; a v-variant's counts and displacements are p integers where
-/// they are significant.
+/// As `run`.
 #[inline(always)]
 unsafe fn movement_call(
     sh: &mut Shared,
     lane: &mut Express,
     call: &Call,
     which: usize,
-    called: Coll,
 ) -> Option<i32> {
     let up_to = lane.blocks_up_to[which];
     if up_to == 0 {
         return None;
     }
     let coll = MOVEMENTS[which];
-    let v = called != coll;
     let (me, p) = (sh.me, sh.p);
     let root = call.root as usize;
     let in_place = |ptr: *const c_void| ptr == ffi::in_place();
     let (sdt, rdt) = (Dtype(call.sdtype), Dtype(call.rdtype));
     // Only the buffers significant at this process: a non-root's receive
     // side of a Gather (send side of a Scatter) may name any datatype.
+    // (`Geometries::buffers` says the same; written out here, the calls
+    // kept 20-35 instructions that the helper's inlining cost them.)
     let sends = match coll {
         Coll::Scatter => me == root,
         _ => !in_place(call.sbuf),
@@ -649,63 +667,184 @@ unsafe fn movement_call(
         let info = lane.geometries.of(call.rdtype);
         TypedBuf::with_info(call.rbuf.cast(), call.rcount, rdt, info)
     });
-    // One block standing for p (a non-v side, or a non-root's own block).
     let side = |whole: TypedBuf| RootSide {
         whole,
         count: whole.count,
         counts: None,
     };
-    // The side of p blocks: with the call's counts for a v-variant.
-    let all = |whole: TypedBuf, counts: *const i32, displs: *const i32| RootSide {
-        whole,
-        count: whole.count,
-        // SAFETY: where this side is significant, the counts and
-        // displacements are p integers (contract).
-        counts: v.then(|| unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
-    };
-    let within = |block: &TypedBuf| (1..=up_to).contains(&block.bytes());
-    // The side whose blocks are the v-variant's counts, where they are
-    // significant; else the block every process knows the size of
-    // (`Args::shared_bytes` counts p of them).
-    let counted = match coll {
-        Coll::Gather if me == root => Some(all(recv?, call.rcounts, call.rdispls)),
-        Coll::Scatter if me == root => Some(all(send?, call.scounts, call.sdispls)),
-        Coll::Allgather => Some(all(recv?, call.rcounts, call.rdispls)),
-        _ => None,
-    };
-    let fits = match &counted {
-        Some(side) if v => (0..p).all(|r| within(&side.block(r))),
-        _ => {
-            let block = match coll {
-                Coll::Gather if me != root => send,
-                Coll::Scatter if me == root => send,
-                Coll::Allgather | Coll::Alltoall if send.is_some() => send,
-                _ => recv,
-            }?;
-            within(&block)
-        }
-    };
-    if !fits {
+    // The block every process knows the size of (`Args::shared_bytes`
+    // counts p of them).
+    let block = match coll {
+        Coll::Gather if me != root => send,
+        Coll::Scatter if me == root => send,
+        Coll::Allgather | Coll::Alltoall if send.is_some() => send,
+        _ => recv,
+    }?;
+    let bytes = block.bytes();
+    if bytes == 0 || bytes > up_to {
         return None;
     }
     // Gather's and Scatter's `choose` does no more; Allgather's and
-    // Alltoall's settled `auto` or `linear` with no rule (`decide`), and
-    // Allgatherv runs linear whatever they say.
+    // Alltoall's settled `auto` or `linear` with no rule (`decide`).
     sh.untuned();
     // A non-root's side of the root's blocks is not used: its own block
     // stands in.  A non-root without its own block (MPI_IN_PLACE, which is
     // erroneous there) is left to the ordinary path.
     let done = match coll {
-        Coll::Gather => match counted {
-            Some(all) => gather::small_gather(sh, send, &all, root),
-            None => gather::small_gather(sh, Some(send?), &side(send?), root),
-        },
-        Coll::Scatter => match counted {
-            Some(all) => gather::small_scatter(sh, recv, &all, root),
-            None => gather::small_scatter(sh, Some(recv?), &side(recv?), root),
-        },
-        Coll::Allgather => allgather::small(sh, send, &counted?),
+        Coll::Gather => {
+            let (own, all) = if me == root {
+                (send, recv?)
+            } else {
+                (Some(send?), send?)
+            };
+            gather::small_gather(sh, own, &side(all), root)
+        }
+        Coll::Scatter => {
+            let (own, all) = if me == root {
+                (recv, send?)
+            } else {
+                (Some(recv?), recv?)
+            };
+            gather::small_scatter(sh, own, &side(all), root)
+        }
+        Coll::Allgather => allgather::small(sh, send, &side(recv?)),
         _ => alltoall::express(sh, &side(send?), &side(recv?)),
+    }?;
+    stats::served(coll);
+    trace!(
+        "{} on {p} processes runs Linear (express lane)",
+        coll.name()
+    );
+    Some(if done { ffi::success() } else { ffi::error() })
+}
+
+impl Geometries {
+    /// The send and receive buffers of a data movement `coll` (or its
+    /// v-variant: the whole buffer of a side with counts, whose count is
+    /// not used) that are significant at this process (`at_root`: it is
+    /// the root), from the kept geometries: a non-root's receive side of a
+    /// Gather (send side of a Scatter) may name any datatype, and
+    /// MPI_IN_PLACE names none.
+    #[inline(always)]
+    fn buffers(
+        &mut self,
+        call: &Call,
+        coll: Coll,
+        at_root: bool,
+    ) -> (Option<TypedBuf>, Option<TypedBuf>) {
+        let in_place = |ptr: *const c_void| ptr == ffi::in_place();
+        let sends = match coll {
+            Coll::Scatter => at_root,
+            _ => !in_place(call.sbuf),
+        };
+        let receives = match coll {
+            Coll::Gather => at_root,
+            Coll::Scatter => !in_place(call.rbuf),
+            _ => true,
+        };
+        let send = sends.then(|| {
+            let info = self.of(call.sdtype);
+            TypedBuf::with_info(call.sbuf.cast(), call.scount, Dtype(call.sdtype), info)
+        });
+        let recv = receives.then(|| {
+            let info = self.of(call.rdtype);
+            TypedBuf::with_info(call.rbuf.cast(), call.rcount, Dtype(call.rdtype), info)
+        });
+        (send, recv)
+    }
+}
+
+/// `run` for a Gatherv, Scatterv or Allgatherv (`called`): the path of
+/// blocks that travel with their headers that `movement_call` takes for
+/// their collective, with the call's counts.
+///
+/// The blocks are checked one by one where the counts are significant
+/// (the root's side of a Gatherv or Scatterv, every process's receive side
+/// of an Allgatherv): each within the lane's bytes keeps an Allgatherv's p
+/// blocks within the size limit the ordinary path applies to their sum
+/// (Gatherv and Scatterv have none there: their sizes are not known
+/// alike).  A process whose blocks are not all within goes the ordinary
+/// path, which runs the same small path when they travel with their
+/// headers, so it meets the others.
+///
+/// # Safety
+/// As `run`; the counts and displacements are p integers where they are
+/// significant.
+#[inline(always)]
+unsafe fn v_movement_call(
+    sh: &mut Shared,
+    lane: &mut Express,
+    call: &Call,
+    called: Coll,
+) -> Option<i32> {
+    let coll = match called {
+        Coll::Gatherv => Coll::Gather,
+        Coll::Scatterv => Coll::Scatter,
+        _ => Coll::Allgather,
+    };
+    let up_to = lane.blocks_up_to[movement_index(coll)?];
+    if up_to == 0 {
+        return None;
+    }
+    let (me, p) = (sh.me, sh.p);
+    let root = call.root as usize;
+    let (send, recv) = lane.geometries.buffers(call, coll, me == root);
+    let within = |block: &TypedBuf| (1..=up_to).contains(&block.bytes());
+    // A side of p blocks with the call's counts ...
+    let counted = |whole: TypedBuf, counts: *const i32, displs: *const i32| RootSide {
+        whole,
+        count: 0,
+        // SAFETY: where this side is significant, the counts and
+        // displacements are p integers (contract).
+        counts: Some(unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
+    };
+    // ... each of whose blocks must be within.
+    let all_within = |side: &RootSide| (0..p).all(|r| within(&side.block(r)));
+    // A non-root's own block, standing for the root's side (not used).
+    let own = |block: TypedBuf| {
+        within(&block).then_some(RootSide {
+            whole: block,
+            count: block.count,
+            counts: None,
+        })
+    };
+    // Gather's and Scatter's `choose` does no more; Allgatherv runs linear
+    // whatever Allgather's algorithm and rules say.
+    let done = match called {
+        Coll::Gatherv if me == root => {
+            let all = counted(recv?, call.rcounts, call.rdispls);
+            if !all_within(&all) {
+                return None;
+            }
+            sh.untuned();
+            gather::small_gather(sh, send, &all, root)
+        }
+        Coll::Gatherv => {
+            let side = own(send?)?;
+            sh.untuned();
+            gather::small_gather(sh, send, &side, root)
+        }
+        Coll::Scatterv if me == root => {
+            let all = counted(send?, call.scounts, call.sdispls);
+            if !all_within(&all) {
+                return None;
+            }
+            sh.untuned();
+            gather::small_scatter(sh, recv, &all, root)
+        }
+        Coll::Scatterv => {
+            let side = own(recv?)?;
+            sh.untuned();
+            gather::small_scatter(sh, recv, &side, root)
+        }
+        _ => {
+            let all = counted(recv?, call.rcounts, call.rdispls);
+            if !all_within(&all) {
+                return None;
+            }
+            sh.untuned();
+            allgather::small(sh, send, &all)
+        }
     }?;
     stats::served(called);
     trace!(

@@ -25,6 +25,9 @@ pub unsafe fn collective(st: &mut CommState, module: Module, comm: Comm, call: &
     if let Some(rc) = express::run(st, call) {
         return rc;
     }
+    if let Some(rc) = express::run_counted(st, call) {
+        return rc;
+    }
     let served = Args::decode(call, st.size, |args| {
         let ok = match st.route(module, comm, args) {
             Route::Done => true,
