@@ -449,6 +449,11 @@ fn oversubscribed_alltoall_runs_linear() {
 
 /// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
 /// split into those on the express lane and the others.
+/// How many lines of `out` contain `said`.
+fn lines_with(out: &str, said: &str) -> usize {
+    out.lines().filter(|l| l.contains(said)).count()
+}
+
 fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
     let said = format!("{op} on {np} processes runs {alg}");
     let lines: Vec<&str> = out.lines().filter(|l| l.contains(&said)).collect();
@@ -686,6 +691,19 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
         "{out}"
     );
     assert_eq!(lane_lines(&out, "MPI_Alltoall", 2, "Linear").1, 4, "{out}");
+    // Every Alltoallv takes the lane (sizes x 2 x 2 x np), then runs the
+    // pairwise rounds, its blocks with their headers where they fit.
+    let alltoallv = "MPI_Alltoallv on 2 processes takes the express lane";
+    assert_eq!(lines_with(&out, alltoallv), 24, "{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Alltoallv", 2, "Pairwise"),
+        (0, 24),
+        "{out}"
+    );
+    assert!(
+        has(&out, "MPI_Alltoallv: blocks travel with their headers"),
+        "{out}"
+    );
 
     // Three processes on two cores (crowded): the lane is open the same.
     // At 516 bytes (129 elements) the middle process's v-blocks take 260
@@ -704,6 +722,11 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
     ] {
         assert_eq!(lane_lines(&out, v, 3, "Linear").0, lines, "{v}:\n{out}");
     }
+    // At 516 bytes the middle process's Alltoallv blocks travel with their
+    // headers and the others' between them do not (rules_check checks
+    // every result).
+    let alltoallv = "MPI_Alltoallv on 3 processes takes the express lane";
+    assert_eq!(lines_with(&out, alltoallv), 24, "{out}");
 
     // The lane shut by the hierarchy: the ordinary path moves the same
     // blocks with their headers.
@@ -724,6 +747,7 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
         assert_eq!(lane_lines(&out, op, 2, "").0, 0, "{op}:\n{out}");
         let v = format!("{op}v");
         assert_eq!(lane_lines(&out, &v, 2, "").0, 0, "{v}:\n{out}");
+        assert_eq!(lines_with(&out, "takes the express lane"), 0, "{out}");
         assert!(
             has(&out, &format!("{op}(v): blocks travel with their headers"))
                 || has(&out, &format!("{op}: blocks travel with their headers")),

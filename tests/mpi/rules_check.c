@@ -1,8 +1,10 @@
 /*
- * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast and
- * Reduce (and Alltoall; Gather, Scatter, Allgather, their v-variants with
- * irregular counts, Scan, Exscan, Reduce_scatter_block and
- * Reduce_scatter, each also in place; then a Barrier) at a few sizes on MPI_COMM_WORLD and on a
+ * rules_check.c - MPI side of tests/rules.rs: runs Allreduce, Bcast,
+ * Reduce and Alltoall, then Gather, Scatter, Allgather, the v-variants
+ * Gatherv, Scatterv, Allgatherv and Alltoallv with irregular counts, Scan,
+ * Exscan, Reduce_scatter_block and Reduce_scatter, each of these with a
+ * send buffer and in place, then a Barrier, at a few sizes on
+ * MPI_COMM_WORLD and on a
  * duplicate of it (a second segment, so a malformed rule must still be
  * reported only once), checks every result, and prints "rules_check: OK
  * np=<p>".  Which algorithm ran is read by the Rust side from sharm's output
@@ -144,6 +146,43 @@ static void run(MPI_Comm comm, int bytes)
     }
     free(vc);
     free(vd);
+
+    /* Alltoallv, with a send buffer and in place: the block from s to d
+     * holds n elements when s + d is even and n - n/2 when it is odd,
+     * placed in reverse on both sides (the block for or from p-1 first),
+     * and element k of it holds s * p + d + k / 8.  At 129 elements and
+     * three processes the middle process's blocks all take 260 bytes and
+     * travel with their headers, the others' between them 516 bytes. */
+    int *ac = malloc((size_t) p * sizeof(int)), *ad = malloc((size_t) p * sizeof(int));
+    int *bc = malloc((size_t) p * sizeof(int)), *bd = malloc((size_t) p * sizeof(int));
+    for (int j = p - 1, at = 0, bt = 0; j >= 0; j--) {
+        ac[j] = n - ((me + j) % 2) * (n / 2); /* to j, and from j: the same size */
+        bc[j] = ac[j];
+        ad[j] = at;
+        bd[j] = bt;
+        at += ac[j];
+        bt += bc[j];
+    }
+    for (int in_place = 0; in_place < 2; in_place++) {
+        float *sendv = in_place ? all_out : all_in;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < ac[j]; i++)
+                sendv[ad[j] + i] = (float) (me * p + j) + (float) (i % 8) / 8;
+        if (!in_place)
+            for (int j = 0; j < p; j++)
+                for (int i = 0; i < bc[j]; i++) all_out[bd[j] + i] = -1.0f;
+        MPI_Alltoallv(in_place ? MPI_IN_PLACE : all_in, ac, ad, MPI_FLOAT, all_out, bc, bd,
+                      MPI_FLOAT, comm);
+        ok = 1;
+        for (int j = 0; j < p; j++)
+            for (int i = 0; i < bc[j]; i++)
+                ok &= all_out[bd[j] + i] == (float) (j * p + me) + (float) (i % 8) / 8;
+        check(ok, in_place ? "Alltoallv (in place)" : "Alltoallv", bytes, me);
+    }
+    free(ac);
+    free(ad);
+    free(bc);
+    free(bd);
 
     /* Scan and Exscan, each once with a send buffer and once in place:
      * element i of process r holds r + i % 5, so the prefix over ranks
