@@ -9,7 +9,8 @@
 //! Reduce_scatter (and a Reduce_scatter whose blocks take no more
 //! together), and a Gather, Scatter, Allgather or Alltoall, or a Gatherv,
 //! Scatterv or Allgatherv, whose blocks travel with their slot headers
-//! (`coll::small`: up to 512 bytes each) straight to that path, without
+//! (`coll::small`: up to 512 bytes each) straight to that path, and every
+//! Alltoallv straight to `alltoall::alltoall`, without
 //! decoding the call into `Args`, routing it, or choosing its algorithm,
 //! because all of that was decided once for the communicator
 //! (`Express::decide`) when its channel was set up, by the same rules
@@ -791,14 +792,14 @@ impl Geometries {
 /// blocks that travel with their headers that `movement_call` takes for
 /// their collective, with the call's counts.
 ///
-/// The blocks are checked one by one where the counts are significant
-/// (the root's side of a Gatherv or Scatterv, every process's receive side
-/// of an Allgatherv): each within the lane's bytes keeps an Allgatherv's p
-/// blocks within the size limit the ordinary path applies to their sum
-/// (Gatherv and Scatterv have none there: their sizes are not known
-/// alike).  A process whose blocks are not all within goes the ordinary
-/// path, which runs the same small path when they travel with their
-/// headers, so it meets the others.
+/// An Allgatherv's p blocks are checked one by one: each within the lane's
+/// bytes keeps them within the size limit the ordinary path applies to
+/// their sum.  A Gatherv or Scatterv has no such limit there (its sizes
+/// are not known alike), so the lane checks no more than the small path
+/// does itself (`small_start`): what the ordinary path would run, it runs.
+/// A process whose blocks do not travel with their headers goes the
+/// ordinary path, which moves the same blocks to the same positions, so it
+/// meets the others.
 ///
 /// # Safety
 /// As `run`; the counts and displacements are p integers where they are
@@ -822,8 +823,7 @@ unsafe fn v_movement_call(
     let (me, p) = (sh.me, sh.p);
     let root = call.root as usize;
     let (send, recv) = lane.geometries.buffers(call, coll, me == root);
-    let within = |block: &TypedBuf| (1..=up_to).contains(&block.bytes());
-    // A side of p blocks with the call's counts ...
+    // A side of p blocks with the call's counts.
     let counted = |whole: TypedBuf, counts: *const i32, displs: *const i32| RootSide {
         whole,
         count: 0,
@@ -831,51 +831,30 @@ unsafe fn v_movement_call(
         // displacements are p integers (contract).
         counts: Some(unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
     };
-    // ... each of whose blocks must be within.
-    let all_within = |side: &RootSide| (0..p).all(|r| within(&side.block(r)));
     // A non-root's own block, standing for the root's side (not used).
-    let own = |block: TypedBuf| {
-        within(&block).then_some(RootSide {
-            whole: block,
-            count: block.count,
-            counts: None,
-        })
+    let own = |block: TypedBuf| RootSide {
+        whole: block,
+        count: block.count,
+        counts: None,
     };
     // Gather's and Scatter's `choose` does no more; Allgatherv runs linear
     // whatever Allgather's algorithm and rules say.
+    sh.untuned();
     let done = match called {
         Coll::Gatherv if me == root => {
-            let all = counted(recv?, call.rcounts, call.rdispls);
-            if !all_within(&all) {
-                return None;
-            }
-            sh.untuned();
-            gather::small_gather(sh, send, &all, root)
+            gather::small_gather(sh, send, &counted(recv?, call.rcounts, call.rdispls), root)
         }
-        Coll::Gatherv => {
-            let side = own(send?)?;
-            sh.untuned();
-            gather::small_gather(sh, send, &side, root)
-        }
+        Coll::Gatherv => gather::small_gather(sh, send, &own(send?), root),
         Coll::Scatterv if me == root => {
-            let all = counted(send?, call.scounts, call.sdispls);
-            if !all_within(&all) {
-                return None;
-            }
-            sh.untuned();
-            gather::small_scatter(sh, recv, &all, root)
+            gather::small_scatter(sh, recv, &counted(send?, call.scounts, call.sdispls), root)
         }
-        Coll::Scatterv => {
-            let side = own(recv?)?;
-            sh.untuned();
-            gather::small_scatter(sh, recv, &side, root)
-        }
+        Coll::Scatterv => gather::small_scatter(sh, recv, &own(recv?), root),
         _ => {
             let all = counted(recv?, call.rcounts, call.rdispls);
-            if !all_within(&all) {
+            let within = |r: usize| (1..=up_to).contains(&all.block(r).bytes());
+            if !(0..p).all(within) {
                 return None;
             }
-            sh.untuned();
             allgather::small(sh, send, &all)
         }
     }?;

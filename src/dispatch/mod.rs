@@ -2,10 +2,11 @@
 //! (`ompi::call`), take the one decision (`state::CommState::route`), then run
 //! it flat over the communicator's shared-memory channel (`flat`), up and
 //! down its hierarchy (`hierarchical`), or hand it, unchanged, to the
-//! component below sharm.  Barriers, and the small calls of every blocking
-//! collective but Alltoallv and Reduce_scatter, whose route the
-//! communicator settled when its channel was set up, skip the decoding and
-//! the decision (`express`).
+//! component below sharm.  Barriers, the small calls of every other
+//! blocking collective, and every Alltoallv, whose route the communicator
+//! settled when its channel was set up, skip the decoding and the decision
+//! (`express::run`, and `express::run_counted` for the calls with counts
+//! per process).
 
 mod express;
 mod flat;
