@@ -194,6 +194,20 @@ impl ReduceFacts {
         })
     }
 
+    /// `call`'s reduction with these facts (its count: the facts').
+    #[inline(always)]
+    fn reduction(&self, call: &Call) -> Reduction {
+        let in_place = call.sbuf == ffi::in_place();
+        Reduction {
+            own: if in_place { call.rbuf } else { call.sbuf }.cast(),
+            rbuf: call.rbuf.cast(),
+            in_place,
+            layout: self.layout,
+            comb: self.comb,
+            commutative: self.commutative,
+        }
+    }
+
     fn of_the_same(&self, call: &Call, count: i32) -> bool {
         self.dtype == call.rdtype && self.op == call.op && self.count == count
     }
@@ -537,15 +551,7 @@ unsafe fn reduction_call(
     if facts.bytes == 0 || facts.bytes > up_to {
         return None;
     }
-    let in_place = call.sbuf == ffi::in_place();
-    let red = Reduction {
-        own: if in_place { call.rbuf } else { call.sbuf }.cast(),
-        rbuf: call.rbuf.cast(),
-        in_place,
-        layout: facts.layout,
-        comb: facts.comb,
-        commutative: facts.commutative,
-    };
+    let red = facts.reduction(call);
     // Single copy takes over only under `auto` (`reduce::reduce`,
     // `allreduce::allreduce`); the Allreduce lane is `auto`'s alone.  The
     // Scans and Reduce_scatter have no single-copy path.
@@ -635,15 +641,7 @@ unsafe fn reduce_scatter_call(sh: &mut Shared, lane: &mut Express, call: &Call) 
     if facts.bytes == 0 || facts.bytes > up_to * p {
         return None;
     }
-    let in_place = call.sbuf == ffi::in_place();
-    let red = Reduction {
-        own: if in_place { call.rbuf } else { call.sbuf }.cast(),
-        rbuf: call.rbuf.cast(),
-        in_place,
-        layout: facts.layout,
-        comb: facts.comb,
-        commutative: facts.commutative,
-    };
+    let red = facts.reduction(call);
     stats::served(Coll::ReduceScatter);
     sh.untuned();
     trace!("MPI_Reduce_scatter on {p} processes runs Linear (express lane)");
