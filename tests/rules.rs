@@ -803,7 +803,8 @@ fn small_data_movements_take_the_express_lane_unless_something_else_decides() {
         "{out}"
     );
     assert_eq!(lane_lines(&out, "MPI_Gather", 2, "Linear").0, 8, "{out}");
-    // The v-variants' blocks of 8 and 4 bytes: within too.
+    // The v-variants' blocks of 8 and 4 bytes: an Allgatherv's within the
+    // limit's share; a Gatherv's and Scatterv's have no limit to keep.
     for v in ["MPI_Gatherv", "MPI_Scatterv", "MPI_Allgatherv"] {
         assert_eq!(lane_lines(&out, v, 2, "Linear").0, 8, "{v}:\n{out}");
     }

@@ -35,13 +35,14 @@
 //!
 //! What may differ per process: only whether its own buffer is one byte
 //! range (a datatype of the same signature may not be), its datatype
-//! predefined, or (a Gatherv's or Scatterv's) its blocks within the lane's
-//! bytes (`v_movement_call`).  The two lanes move the same fragments to the same positions
-//! with the same calls (`bcast::one_fragment`, `reduce::tree`,
-//! `allreduce::allgather_allreduce`, `scan::linear_scan`,
-//! `reduce_scatter::reduce_scatter`, `gather::small_gather`,
-//! `gather::small_scatter`, `allgather::small` and `alltoall::express`
-//! after `Shared::untuned`), so a process on each meets the other.
+//! predefined, or (a Gatherv's, Scatterv's or Alltoallv's) whether the
+//! blocks it knows of travel with their headers.  The two lanes move the
+//! same fragments to the same positions with the same calls
+//! (`bcast::one_fragment`, `reduce::tree`, `allreduce::allgather_allreduce`,
+//! `scan::linear_scan`, `reduce_scatter::reduce_scatter`,
+//! `gather::small_gather`, `gather::small_scatter`, `allgather::small`,
+//! `alltoall::express` and `alltoall::alltoall`, after `Shared::untuned`),
+//! so a process on each meets the other.
 //! Everything else that could send the call elsewhere is agreed and
 //! settled here once: the hierarchy, the size limit, a forced algorithm,
 //! rules, and the tree `auto` takes; and per call, single copy (from its
@@ -90,9 +91,10 @@ pub struct Express {
     /// The last Reduce_scatter's counts, for the same reason (a list of its
     /// own: the block's list is checked by its first entry alone).
     counts: Vec<usize>,
-    /// Gathers, Scatters, Allgathers and Alltoalls (and the first three's
-    /// v-variants) whose blocks take 1 to this many bytes, in that order;
-    /// 0: none.
+    /// Gathers, Scatters, Allgathers and Alltoalls whose blocks take 1 to
+    /// this many bytes, in that order; 0: none.  An Allgatherv's blocks
+    /// are held to the same; a Gatherv or Scatterv takes the lane wherever
+    /// its collective may (`v_movement_call`).
     blocks_up_to: [usize; 4],
     /// The last reduction's (Reduce, Allreduce, Scan and Exscan ask the
     /// same facts of their datatype, operation and count).
