@@ -447,6 +447,25 @@ pub unsafe fn run_counted(st: &mut CommState, call: &Call) -> Option<i32> {
     }
 }
 
+/// The side of a v-variant whose p blocks lie in `whole` as the call's
+/// `counts` and `displs` say.
+///
+/// # Safety
+/// `counts` and `displs` address p integers that outlive the call.
+unsafe fn counted_side<'a>(
+    whole: TypedBuf,
+    counts: *const i32,
+    displs: *const i32,
+    p: usize,
+) -> RootSide<'a> {
+    RootSide {
+        whole,
+        count: 0,
+        // SAFETY: forwarded contract.
+        counts: Some(unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
+    }
+}
+
 /// `run_counted` for an Alltoallv: its two sides, with their counts, from
 /// the kept geometries, straight to `alltoall::alltoall`, which is what the
 /// ordinary path runs for any Alltoallv on a communicator whose lane is
@@ -461,12 +480,8 @@ pub unsafe fn run_counted(st: &mut CommState, call: &Call) -> Option<i32> {
 unsafe fn alltoallv_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Option<i32> {
     let p = sh.p;
     let (send, recv) = lane.geometries.buffers(call, Coll::Alltoall, false);
-    let side = |whole: TypedBuf, counts: *const i32, displs: *const i32| RootSide {
-        whole,
-        count: 0,
-        // SAFETY: the counts and displacements are p integers (contract).
-        counts: Some(unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
-    };
+    // SAFETY: the counts and displacements are p integers (contract).
+    let side = |whole, counts, displs| unsafe { counted_side(whole, counts, displs, p) };
     let recv = side(recv?, call.rcounts, call.rdispls);
     let send = send.map(|buf| side(buf, call.scounts, call.sdispls));
     stats::served(Coll::Alltoallv);
@@ -683,7 +698,8 @@ unsafe fn movement_call(
     // Only the buffers significant at this process: a non-root's receive
     // side of a Gather (send side of a Scatter) may name any datatype.
     // (`Geometries::buffers` says the same; written out here, the calls
-    // kept 20-35 instructions that the helper's inlining cost them.)
+    // keep 12-17 instructions that the helper's inlining costs them:
+    // Gather 771/714 against 754/699, Alltoall 1255 against 1241.)
     let sends = match coll {
         Coll::Scatter => me == root,
         _ => !in_place(call.sbuf),
@@ -823,14 +839,9 @@ unsafe fn v_movement_call(
     let (me, p) = (sh.me, sh.p);
     let root = call.root as usize;
     let (send, recv) = lane.geometries.buffers(call, coll, me == root);
-    // A side of p blocks with the call's counts.
-    let counted = |whole: TypedBuf, counts: *const i32, displs: *const i32| RootSide {
-        whole,
-        count: 0,
-        // SAFETY: where this side is significant, the counts and
-        // displacements are p integers (contract).
-        counts: Some(unsafe { (call::ints(counts, p), call::ints(displs, p)) }),
-    };
+    // SAFETY: where a side with counts is significant, its counts and
+    // displacements are p integers (contract).
+    let counted = |whole, counts, displs| unsafe { counted_side(whole, counts, displs, p) };
     // A non-root's own block, standing for the root's side (not used).
     let own = |block: TypedBuf| RootSide {
         whole: block,
