@@ -447,13 +447,41 @@ fn oversubscribed_alltoall_runs_linear() {
     }
 }
 
-/// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
-/// split into those on the express lane and the others.
 /// How many lines of `out` contain `said`.
 fn lines_with(out: &str, said: &str) -> usize {
     out.lines().filter(|l| l.contains(said)).count()
 }
 
+/// An Alltoallv whose blocks for the other processes are each one fragment
+/// of one slot publishes them all before it reads any (`alltoall::
+/// publishes_first`); one with a block of two fragments goes round by
+/// round.  rules_check runs each size on two communicators, with a send
+/// buffer and in place: 4 calls per process.  Its blocks take 516 or 260
+/// bytes at 129 elements; at 5000 elements 20000 or 10000 bytes, two
+/// fragments of 8 KiB or more.  At np=3 the middle process's blocks (all
+/// 260 bytes) travel with their headers when not in place
+/// (`small_pairwise`, which says nothing here), so 4 + 2 + 4 lines; at
+/// np=4 (the rounds pair processes off) every process has a 516-byte
+/// block.  np=3 and 4 on 2 cores: the crowded node this is for.
+#[test]
+fn alltoallv_blocks_of_one_fragment_are_published_before_any_is_read() {
+    let first = "processes published every round's block first";
+    for (np, lines) in [(3, 10), (4, 16)] {
+        let out = mpirun_sizes(np, &[("coll_sharm_verbose", "100")], &[516]);
+        let said = format!("MPI_Alltoall(v) on {np} {first}");
+        assert_eq!(lines_with(&out, &said), lines, "np={np}:\n{out}");
+    }
+    let out = mpirun_sizes(3, &[("coll_sharm_verbose", "100")], &[20000]);
+    assert_eq!(lines_with(&out, first), 0, "{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Alltoallv", 3, "Pairwise").1,
+        12,
+        "{out}"
+    );
+}
+
+/// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
+/// split into those on the express lane and the others.
 fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
     let said = format!("{op} on {np} processes runs {alg}");
     let lines: Vec<&str> = out.lines().filter(|l| l.contains(&said)).collect();

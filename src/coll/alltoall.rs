@@ -319,6 +319,44 @@ fn pairwise(
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
     let mut packed = true;
+    if publishes_first(sh, sources) {
+        let op = |k: usize| first + k as u64;
+        for k in 1..p {
+            let (to, _) = partners(me, k, p);
+            let Some((mut src, out_bytes)) = sources.block(to) else {
+                packed = false;
+                break;
+            };
+            if by_single_copy(sh, out_bytes) {
+                offers.make(sh, &mut src, out_bytes, op(k), Readers::One(to));
+            } else if out_bytes > 0 {
+                let out = sh.cut(out_bytes);
+                sh.send(&mut src, out, op(k), 0, Readers::One(to));
+            }
+        }
+        own_copy.run();
+        trace!("MPI_Alltoall(v) on {p} processes published every round's block first");
+        for k in 1..p {
+            let (_, from) = partners(me, k, p);
+            let incoming = recv.block(from);
+            let Some(mut sink) = incoming.sink() else {
+                packed = false;
+                break;
+            };
+            let in_bytes = incoming.bytes();
+            if by_single_copy(sh, in_bytes) {
+                outcome.note(sh.take(from, op(k), &mut sink, in_bytes));
+            } else {
+                let inc = sh.cut(in_bytes);
+                for i in 0..inc.count() {
+                    sh.recv(from, &mut sink, inc, op(k), i);
+                }
+            }
+        }
+        let copied = own_copy.finish();
+        offers.settle(sh);
+        return packed && outcome.finish("MPI_Alltoall(v)") && copied;
+    }
     for k in 1..p {
         let (to, from) = partners(me, k, p);
         let op = first + k as u64;
@@ -361,6 +399,34 @@ fn pairwise(
     let copied = own_copy.finish();
     offers.settle(sh);
     packed && outcome.finish("MPI_Alltoall(v)") && copied
+}
+
+/// Whether `pairwise` publishes every round's block before it reads any:
+/// when each of our p-1 blocks is one offer or one fragment of one slot, and
+/// the ring holds them all.  Each such block is the only position of its
+/// round's operation, (op, 0) of a one-slot stream, and p-1 consecutive
+/// operations of one slot take p-1 distinct slots (`queue`, "Where an
+/// operation starts"), so no publication waits for a reader of this call:
+/// only, perhaps, for one still finishing an earlier call, which needs
+/// nothing more from us.  The positions are the rounds' own, so a partner
+/// going round by round (it has a larger block for someone) finds each
+/// block where it looks, and waits in round k only for our round-k block,
+/// published before any of our reads.
+///
+/// Why: with more processes than cores a round that needs both of its
+/// processes on a core waits for the scheduler, p-1 times in a call; this
+/// way a process does all its writing whenever it runs (`small_pairwise`
+/// does the same for blocks that travel with their headers).
+fn publishes_first(sh: &Shared, sources: &Sources) -> bool {
+    let (me, p) = (sh.me, sh.p);
+    p - 1 <= sh.queues.layout().s
+        && (1..p).all(|k| {
+            let bytes = sources.bytes(partners(me, k, p).0);
+            by_single_copy(sh, bytes) || {
+                let cut = sh.cut(bytes);
+                cut.width == 1 && cut.count() <= 1
+            }
+        })
 }
 
 /// On a crowded node, blocks from this size go by single copy whatever the
