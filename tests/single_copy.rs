@@ -606,7 +606,7 @@ fn crowded_run(np: usize, verbose: &str) -> String {
     )
 }
 
-/// On a crowded node, Alltoall blocks of 1 MiB go by single copy whatever
+/// On a crowded node, Alltoall blocks of 256 KiB go by single copy whatever
 /// the calibration found, and every process pulls them as they are offered
 /// instead of round by round: the checker requires the alltoall counter to
 /// move around them (`crowded` mode), and each process must say, at verbose

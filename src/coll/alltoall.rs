@@ -430,10 +430,21 @@ fn publishes_first(sh: &Shared, sources: &Sources) -> bool {
 }
 
 /// On a crowded node, blocks from this size go by single copy whatever the
-/// calibration found.  np=4 and np=8 on 2 cores, alternated launches, every
-/// block pulled as offered (`pull_any`) against the queues' rounds: 1.13x
-/// the time at 256 KiB, 0.83-0.95x at 1 MiB, 0.76-0.81x at 4 MiB.
-const CROWDED_PULL_MIN_BYTES: usize = 1 << 20;
+/// calibration found.
+///
+/// First set at 1 MiB (2026-11-26: every block pulled as offered,
+/// `pull_any`, took 1.13x the queues' rounds' time at 256 KiB, 0.83-0.95x
+/// at 1 MiB).  Moved to 256 KiB on 2026-11-28, once the rounds had their
+/// costs cut and an Alltoallv with blocks on both sides of the line (it then
+/// goes round by round, offers and streams mixed) had been measured: np=4
+/// and 8 on 2 cores, sharm_bench's counts (an Alltoallv's blocks 0.5-1.5x
+/// the size), 10 alternated launches, thresholds 1 MiB / 512 KiB / 256 KiB
+/// as a fraction of coll/tuned's time: np=8 Alltoall 256 KiB 1.07 / 1.13 /
+/// 0.88, 512 KiB 1.16 / 0.96 / 0.93; Alltoallv 512 KiB 1.20 / 1.26 / 1.00,
+/// 1 MiB 1.18 / 0.93 / 0.94; np=4 all 0.77-0.96 whichever (2 more sets of
+/// 7 agreed at np=8).  The mixed band (an Alltoallv of 256 KiB here, 1.08 in
+/// all three) moves down with the line; below it the rounds stay.
+const CROWDED_PULL_MIN_BYTES: usize = 256 << 10;
 
 /// Whether a block of `bytes` bytes goes by single copy: as any exchange
 /// (`Shared::single_copy_exchange`), and on a crowded node also from

@@ -578,15 +578,17 @@ int main(int argc, char **argv)
     test_reductions(big, 1);
     test_reductions(7, 0);
     if (crowded) {
-        /* Alltoall blocks of 1 MiB on a crowded node: pulled as offered. */
+        /* Alltoall blocks of 256 KiB, the least that goes by single copy
+         * on a crowded node whatever the calibration found
+         * (`alltoall::CROWDED_PULL_MIN_BYTES`): pulled as offered. */
         crowded_pulls = 1;
-        test_alltoall(1 << 18, 1, 0);
-        test_alltoall(1 << 18, 1, 1);
-        /* Pairs (s, d) of 259000 + (s + d) * 1237 ints: from s + d = 3 at
-         * least 1 MiB.  At np=4 rank 3 has only such pairs and pulls as
-         * offered, while the others, with a smaller pair, keep the rounds:
-         * both kinds in one call. */
-        test_alltoallv(259000);
+        test_alltoall(1 << 16, 1, 0);
+        test_alltoall(1 << 16, 1, 1);
+        /* Pairs (s, d) of 62000 + (s + d) * 1237 ints: from s + d = 3 at
+         * least 256 KiB (262844 bytes; 257896 at s + d = 2).  At np=4 rank
+         * 3 has only such pairs and pulls as offered, while the others,
+         * with a smaller pair, keep the rounds: both kinds in one call. */
+        test_alltoallv(62000);
         crowded_pulls = 0;
     }
 
