@@ -24,7 +24,7 @@ use crate::ompi::params::Algorithm;
 use crate::ompi::payload::RootSide;
 use crate::ompi::payload::{Payload, SelfCopy};
 use crate::shm::channel::Shared;
-use crate::shm::queue::{Readers, PREFETCH_MAX_BYTES};
+use crate::shm::queue::{Pos, Readers, PREFETCH_MAX_BYTES};
 use tracing::trace;
 
 /// Where the block for each destination comes from: the send side, or (in
@@ -319,7 +319,7 @@ fn pairwise(
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
     let mut packed = true;
-    if publishes_first(sh, sources) {
+    if publishes_first(sh, sources, first) {
         let op = |k: usize| first + k as u64;
         for k in 1..p {
             let (to, _) = partners(me, k, p);
@@ -402,31 +402,46 @@ fn pairwise(
 }
 
 /// Whether `pairwise` publishes every round's block before it reads any:
-/// when each of our p-1 blocks is one offer or one fragment of one slot, and
-/// the ring holds them all.  Each such block is the only position of its
-/// round's operation, (op, 0) of a one-slot stream, and p-1 consecutive
-/// operations of one slot take p-1 distinct slots (`queue`, "Where an
-/// operation starts"), so no publication waits for a reader of this call:
-/// only, perhaps, for one still finishing an earlier call, which needs
-/// nothing more from us.  The positions are the rounds' own, so a partner
-/// going round by round (it has a larger block for someone) finds each
-/// block where it looks, and waits in round k only for our round-k block,
-/// published before any of our reads.
+/// when each of our p-1 blocks is one offer or one fragment, and the ring
+/// holds them all at once.  Each such block is the only position of its
+/// round's operation, (op, 0).  Offers and fragments of one slot take p-1
+/// distinct slots in p-1 consecutive operations when p-1 <= s (`queue`,
+/// "Where an operation starts"); wider fragments (blocks from 16 KiB) are
+/// placed by their width, so their slots are checked (`Queues::apart`).
+/// Then no publication waits for a reader of this call: only, perhaps, for
+/// one still finishing an earlier call, which needs nothing more from us.
+/// The positions are the rounds' own, so a partner going round by round
+/// (it has a larger block for someone) finds each block where it looks, and
+/// waits in round k only for our round-k block, published before any of
+/// our reads.
 ///
 /// Why: with more processes than cores a round that needs both of its
 /// processes on a core waits for the scheduler, p-1 times in a call; this
 /// way a process does all its writing whenever it runs (`small_pairwise`
 /// does the same for blocks that travel with their headers).
-fn publishes_first(sh: &Shared, sources: &Sources) -> bool {
+fn publishes_first(sh: &Shared, sources: &Sources, first: u64) -> bool {
     let (me, p) = (sh.me, sh.p);
-    p - 1 <= sh.queues.layout().s
-        && (1..p).all(|k| {
-            let bytes = sources.bytes(partners(me, k, p).0);
-            by_single_copy(sh, bytes) || {
-                let cut = sh.cut(bytes);
-                cut.width == 1 && cut.count() <= 1
-            }
-        })
+    // The position of round k's block, if it is one offer or one fragment.
+    let position = |k: usize| {
+        let bytes = sources.bytes(partners(me, k, p).0);
+        let op = first + k as u64;
+        if by_single_copy(sh, bytes) {
+            return Some(Pos::new(op, 0));
+        }
+        let cut = sh.cut(bytes);
+        (cut.count() <= 1).then(|| cut.pos(op, 0))
+    };
+    if p - 1 > sh.queues.layout().s {
+        return false;
+    }
+    let mut one_slot = true;
+    for k in 1..p {
+        match position(k) {
+            None => return false,
+            Some(pos) => one_slot &= pos.width == 1,
+        }
+    }
+    one_slot || sh.queues.apart((1..p).filter_map(position))
 }
 
 /// On a crowded node, blocks from this size go by single copy whatever the

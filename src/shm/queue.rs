@@ -482,6 +482,24 @@ impl Queues {
         &self.layout
     }
 
+    /// Whether fragments at `positions` would occupy pairwise distinct
+    /// slots: a writer may then hold them all published at once, none
+    /// waiting for another to be released (`coll::alltoall::
+    /// publishes_first`).  Works out the placement of each, so it is for
+    /// calls whose copies outweigh a few divisions.
+    pub fn apart(&self, positions: impl Iterator<Item = Pos>) -> bool {
+        let mut taken = vec![0u64; self.layout.s.div_ceil(64)];
+        positions.into_iter().all(|pos| {
+            let first = self.place(pos).0;
+            (first..first + pos.width).all(|k| {
+                let (word, bit) = (k / 64, 1u64 << (k % 64));
+                let free = taken[word] & bit == 0;
+                taken[word] |= bit;
+                free
+            })
+        })
+    }
+
     fn header(&self, w: usize, k: usize) -> &SlotHeader {
         debug_assert!(w < self.layout.p && k < self.layout.s);
         // SAFETY: in bounds by the layout; aligned to a cache line; SlotHeader
@@ -1160,6 +1178,36 @@ pub(crate) mod tests {
         // Consecutive single-fragment operations use consecutive slots.
         let slots: Vec<usize> = (1..=8).map(|op| q.place(Pos::new(op, 0)).0).collect();
         assert_eq!(slots, vec![1, 2, 3, 0, 1, 2, 3, 0]);
+    }
+
+    /// `Queues::apart`: one-fragment operations of one width in a row take
+    /// distinct slots up to the places they may start at (all 8 groups of 4
+    /// slots in 32 under `Consecutive`, the largest prime below, 7, under
+    /// `Spread`), and one-slot ones all 32; a wide fragment that covers a
+    /// narrow one's slot is found.
+    #[test]
+    fn apart_finds_fragments_that_share_a_slot() {
+        for (placement, places) in [(Placement::Consecutive, 8), (Placement::Spread, 7)] {
+            let seg = TestSegment::placed(Layout::new(2, 32, 64).unwrap(), placement);
+            let q = &seg.queues;
+            let wide = |op: u64| Pos::spanning(op, 0, 4, 4);
+            assert!(q.apart((100..100 + places).map(wide)), "{placement:?}");
+            assert!(!q.apart((100..101 + places).map(wide)), "{placement:?}");
+            assert!(
+                q.apart((100..132).map(|op| Pos::new(op, 0))),
+                "{placement:?}"
+            );
+            assert!(
+                !q.apart((100..133).map(|op| Pos::new(op, 0))),
+                "{placement:?}"
+            );
+            // A one-slot fragment inside a wide one's group.
+            let (first, _) = q.place(wide(7));
+            let inside = (0..64u64)
+                .find(|&op| (first..first + 4).contains(&q.place(Pos::new(op, 0)).0))
+                .unwrap();
+            assert!(!q.apart([wide(7), Pos::new(inside, 0)].into_iter()));
+        }
     }
 
     /// `Writer::seen_by_all` lets a slot be reused without a look at its
