@@ -441,7 +441,8 @@ fn publishes_first(sh: &Shared, sources: &Sources, first: u64) -> bool {
             Some(pos) => one_slot &= pos.width == 1,
         }
     }
-    one_slot || sh.queues.apart((1..p).filter_map(position))
+    // One round's fragment is apart from nothing (np=2: no allocation).
+    one_slot || p == 2 || sh.queues.apart((1..p).filter_map(position))
 }
 
 /// On a crowded node, blocks from this size go by single copy whatever the
