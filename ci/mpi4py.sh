@@ -123,8 +123,15 @@ mpicc.openmpi -O2 -shared -fPIC -o "$work/pvars.so" ci/mpi4py-pvars.c
 for v in $(env | sed -n 's/^\(\(OMPI\|PMIX\|PRTE\)_MCA_[^=]*\)=.*/\1/p'); do unset "$v"; done
 
 # counts served|fallbacks LOG: "op=N ..." from sharm-pvars lines, summed over the processes.
+# A line may come after another process's output with no newline between
+# them (a unittest progress dot, ".sharm-pvars: rank 2 served ..."), so it
+# is looked for anywhere in a line, and read from where it starts.
 counts() {
-    awk -v want="$1" '/^sharm-pvars: rank [0-9]+ served/ {
+    awk -v want="$1" '{
+        at = index($0, "sharm-pvars: rank ")
+        if (at == 0) next
+        $0 = substr($0, at)
+        if ($4 != "served") next
         mode = ""
         for (i = 4; i <= NF; i++) {
             if ($i == "served" || $i == "fallbacks") { mode = $i; continue }
@@ -152,9 +159,10 @@ for np in $NPS; do
         # fails exits 1); the processes' "Ran N tests" / "OK" lines interleave.
         ran=$(grep -oE 'Ran [0-9]+ tests? in [0-9.]+s' "$log" | head -1 || true)
         nran=$(grep -oE 'Ran [0-9]+ tests? in' "$log" | wc -l)
-        # sharm's counters, one line per process, summed over the processes.
-        nlines=$(grep -c '^sharm-pvars: rank [0-9]* served' "$log" || true)
-        unserved=$(grep -cE '^sharm-pvars: rank [0-9]+ (served fallbacks|sharm not loaded)' "$log" || true)
+        # sharm's counters, one line per process, summed over the processes
+        # (anywhere in a line: `counts`).
+        nlines=$({ grep -oE 'sharm-pvars: rank [0-9]+ served' "$log" || true; } | wc -l)
+        unserved=$({ grep -oE 'sharm-pvars: rank [0-9]+ (served fallbacks|sharm not loaded)' "$log" || true; } | wc -l)
         served=$(counts served "$log")
         fell=$(counts fallbacks "$log")
         # sharm serves no neighbourhood or persistent collective: there only
