@@ -453,9 +453,9 @@ fn lines_with(out: &str, said: &str) -> usize {
 }
 
 /// An Alltoallv whose blocks for the other processes are each one fragment
-/// of one slot publishes them all before it reads any (`alltoall::
-/// publishes_first`); one with a block of two fragments goes round by
-/// round.  rules_check runs each size on two communicators, with a send
+/// (of one slot, or wider where their slots are apart) publishes them all
+/// before it reads any (`alltoall::publishes_first`); one with a block of
+/// two fragments goes round by round.  rules_check runs each size on two communicators, with a send
 /// buffer and in place: 4 calls per process.  Its blocks take 516 or 260
 /// bytes at 129 elements; at 5000 elements 20000 or 10000 bytes, two
 /// fragments (of 16 KiB and 8 KiB).  At np=3 the middle process's blocks (all
