@@ -51,13 +51,10 @@ fn gather_bcast(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, whole: i
         return false;
     }
     let everything = TypedBuf::new(all.whole.buf, whole, all.whole.dtype);
-    let payload = if me == 0 {
+    let mut payload = if me == 0 {
         everything.source()
     } else {
         everything.sink()
-    };
-    let Some(mut payload) = payload else {
-        return false;
     };
     bcast::bcast(sh, &mut payload, everything.bytes(), 0)
 }
@@ -69,13 +66,9 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     let mine = own.unwrap_or_else(|| all.block(me));
-    let Some(mut src) = mine.source() else {
-        return false;
-    };
+    let mut src = mine.source();
     let mine_cut = sh.cut(mine.bytes());
-    let Some(mut sinks) = sinks(sh, rotation(me, p).map(|r| (r, all.block(r)))) else {
-        return false;
-    };
+    let mut sinks = sinks(sh, rotation(me, p).map(|r| (r, all.block(r))));
     // All that lands here, our own block included (`Shared::land_call`).
     let landing = sinks.iter().map(|(_, _, cut)| cut.bytes).sum::<usize>()
         + own.map_or(0, |_| all.block(me).bytes());

@@ -37,7 +37,7 @@ struct Sources<'a> {
 }
 
 impl<'a> Sources<'a> {
-    fn new(send: Option<&'a RootSide<'a>>, recv: &RootSide, p: usize) -> Option<Sources<'a>> {
+    fn new(send: Option<&'a RootSide<'a>>, recv: &RootSide, p: usize) -> Sources<'a> {
         let mut copy = Vec::new();
         let mut offsets = Vec::new();
         if send.is_none() {
@@ -49,16 +49,16 @@ impl<'a> Sources<'a> {
             copy.resize(offsets[p], 0);
             for (r, &offset) in offsets[..p].iter().enumerate() {
                 let block = recv.block(r);
-                let mut src = block.source()?;
+                let mut src = block.source();
                 // SAFETY: `copy` holds offsets[p] bytes.
                 unsafe { src.read(0, copy.as_mut_ptr().add(offset), block.bytes()) };
             }
         }
-        Some(Sources {
+        Sources {
             send,
             copy,
             offsets,
-        })
+        }
     }
 
     /// The length of the stream for destination `to`.
@@ -70,17 +70,17 @@ impl<'a> Sources<'a> {
     }
 
     /// The stream for destination `to`, and its length.
-    fn block(&mut self, to: usize) -> Option<(Payload, usize)> {
+    fn block(&mut self, to: usize) -> (Payload, usize) {
         match self.send {
             Some(side) => {
                 let block = side.block(to);
-                Some((block.source()?, block.bytes()))
+                (block.source(), block.bytes())
             }
             // SAFETY: offsets lie within `copy`.
-            None => Some((
+            None => (
                 Payload::Contiguous(unsafe { self.copy.as_mut_ptr().add(self.offsets[to]) }),
                 self.offsets[to + 1] - self.offsets[to],
-            )),
+            ),
         }
     }
 }
@@ -116,9 +116,7 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
             return done;
         }
     }
-    let Some(mut sources) = Sources::new(send, recv, p) else {
-        return false;
-    };
+    let mut sources = Sources::new(send, recv, p);
     let own_copy = SelfCopy::new(send.map(|side| side.block(sh.me)), recv.block(sh.me));
     // All that lands here, our own block included (`Shared::land_call`),
     // said once the call's operation numbers are taken.
@@ -318,15 +316,11 @@ fn pairwise(
     let mut own_copy = own_copy.streaming(stream);
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
-    let mut packed = true;
     if publishes_first(sh, sources, first) {
         let op = |k: usize| first + k as u64;
         for k in 1..p {
             let (to, _) = partners(me, k, p);
-            let Some((mut src, out_bytes)) = sources.block(to) else {
-                packed = false;
-                break;
-            };
+            let (mut src, out_bytes) = sources.block(to);
             if by_single_copy(sh, out_bytes) {
                 offers.make(sh, &mut src, out_bytes, op(k), Readers::One(to));
             } else if out_bytes > 0 {
@@ -339,10 +333,7 @@ fn pairwise(
         for k in 1..p {
             let (_, from) = partners(me, k, p);
             let incoming = recv.block(from);
-            let Some(mut sink) = incoming.sink() else {
-                packed = false;
-                break;
-            };
+            let mut sink = incoming.sink();
             let in_bytes = incoming.bytes();
             if by_single_copy(sh, in_bytes) {
                 outcome.note(sh.take(from, op(k), &mut sink, in_bytes));
@@ -355,17 +346,14 @@ fn pairwise(
         }
         let copied = own_copy.finish();
         offers.settle(sh);
-        return packed && outcome.finish("MPI_Alltoall(v)") && copied;
+        return outcome.finish("MPI_Alltoall(v)") && copied;
     }
     for k in 1..p {
         let (to, from) = partners(me, k, p);
         let op = first + k as u64;
         let incoming = recv.block(from);
-        let (Some((mut src, out_bytes)), Some(mut sink)) = (sources.block(to), incoming.sink())
-        else {
-            packed = false;
-            break;
-        };
+        let (mut src, out_bytes) = sources.block(to);
+        let mut sink = incoming.sink();
         let in_bytes = incoming.bytes();
         let out = if by_single_copy(sh, out_bytes) {
             offers.make(sh, &mut src, out_bytes, op, Readers::One(to));
@@ -398,7 +386,7 @@ fn pairwise(
     }
     let copied = own_copy.finish();
     offers.settle(sh);
-    packed && outcome.finish("MPI_Alltoall(v)") && copied
+    outcome.finish("MPI_Alltoall(v)") && copied
 }
 
 /// Whether `pairwise` publishes every round's block before it reads any:
@@ -499,19 +487,10 @@ fn pull_any(sh: &mut Shared, sources: &mut Sources, recv: &RootSide, own_copy: S
     let op = |k: usize| first + k as u64;
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
-    let mut packed = true;
     for k in 1..p {
         let (to, _) = partners(me, k, p);
-        match sources.block(to) {
-            Some((mut src, bytes)) => offers.make(sh, &mut src, bytes, op(k), Readers::One(to)),
-            // An empty offer, which its reader reports as a size mismatch
-            // instead of waiting for an offer that never comes.
-            None => {
-                packed = false;
-                let mut nothing = Payload::Contiguous(std::ptr::null_mut());
-                offers.make(sh, &mut nothing, 0, op(k), Readers::One(to));
-            }
-        }
+        let (mut src, bytes) = sources.block(to);
+        offers.make(sh, &mut src, bytes, op(k), Readers::One(to));
     }
     let copied = own_copy.finish();
     // Rounds whose offer we have not taken yet.
@@ -535,21 +514,12 @@ fn pull_any(sh: &mut Shared, sources: &mut Sources, recv: &RootSide, own_copy: S
             }
             waiting.swap_remove(i);
             let block = recv.block(from);
-            match block.sink() {
-                Some(mut sink) => outcome.note(sh.take(from, op(k), &mut sink, block.bytes())),
-                // No sink: still accept, so that the offer is settled.
-                None => {
-                    packed = false;
-                    if let Ok((_, frag)) = sh.accept(from, op(k)) {
-                        sh.done(from, frag);
-                    }
-                }
-            }
+            outcome.note(sh.take(from, op(k), &mut block.sink(), block.bytes()));
         }
     }
     trace!("MPI_Alltoall(v) on {p} processes pulled every block as offered (crowded node)");
     offers.settle(sh);
-    packed && outcome.finish("MPI_Alltoall(v)") && copied
+    outcome.finish("MPI_Alltoall(v)") && copied
 }
 
 /// Whom a process sends to and receives from in round k (1 ≤ k < p) of the
@@ -588,20 +558,14 @@ fn linear_exchange(
     let lag = cut.lag(sh.queues.layout().s, total);
     let mut outgoing = sh.peer_streams();
     for to in rotation(me, p) {
-        let Some((src, _)) = sources.block(to) else {
-            return false;
-        };
-        outgoing.push((to, src, cut));
+        outgoing.push((to, sources.block(to).0, cut));
     }
     // From writer w, our block is its ((me - w) mod p)-th, at k-1 blocks in
     // (entry k-1 of `incoming`).
     let mut incoming = sh.peer_streams();
     for k in 1..p {
         let w = (me + p - k) % p;
-        let Some(sink) = recv.block(w).sink() else {
-            return false;
-        };
-        incoming.push((w, sink, cut));
+        incoming.push((w, recv.block(w).sink(), cut));
     }
     for step in 0..total + lag {
         if step < total {

@@ -34,12 +34,12 @@ use crate::shm::single::Landing;
 pub(crate) fn sinks(
     sh: &mut Shared,
     blocks: impl Iterator<Item = (usize, TypedBuf)>,
-) -> Option<Vec<PeerStream>> {
+) -> Vec<PeerStream> {
     let mut list = sh.peer_streams();
     for (r, b) in blocks {
-        list.push((r, b.sink()?, sh.cut(b.bytes())));
+        list.push((r, b.sink(), sh.cut(b.bytes())));
     }
-    Some(list)
+    list
 }
 
 /// The other processes in rotation order from `me`: me+1, me+2, ... mod p.
@@ -120,9 +120,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     let first = sh.next_ops(p);
     if me != root {
         let own = own.expect("only the root may pass MPI_IN_PLACE");
-        let Some(mut src) = own.source() else {
-            return false;
-        };
+        let mut src = own.source();
         let bytes = own.bytes();
         if sh.single_copy_push(bytes) {
             let written = sh.give(root, first + me as u64, &mut src, bytes);
@@ -135,9 +133,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         return true;
     }
     let blocks = rotation(me, p).map(|r| (r, root_side.block(r)));
-    let Some(mut sinks) = sinks(sh, blocks) else {
-        return false;
-    };
+    let mut sinks = sinks(sh, blocks);
     // All that lands here, our own block included (`Shared::land_call`).
     let landing = sinks.iter().map(|(_, _, cut)| cut.bytes).sum::<usize>();
     let own_landing = own.as_ref().map_or(0, |_| root_side.block(me).bytes());
@@ -187,9 +183,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
     let round = |r: usize| first + r as u64;
     if me != root {
         let own = own.expect("only the root may pass MPI_IN_PLACE");
-        let Some(mut sink) = own.sink() else {
-            return false;
-        };
+        let mut sink = own.sink();
         if sh.single_copy_crowded(own.bytes()) {
             let mut outcome = Outcome::default();
             outcome.note(sh.take(root, round(me), &mut sink, own.bytes()));
@@ -204,10 +198,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
     let mut offers = Offers::default();
     for r in rotation(me, p) {
         let block = root_side.block(r);
-        let Some(mut src) = block.source() else {
-            offers.settle(sh);
-            return false;
-        };
+        let mut src = block.source();
         if sh.single_copy_crowded(block.bytes()) {
             offers.make(sh, &mut src, block.bytes(), round(r), Readers::One(r));
             continue;

@@ -27,14 +27,10 @@ fn run_call(sh: &mut Shared, args: &Args) -> bool {
             true
         }
         Args::Bcast { buf, root } => {
-            let payload = if sh.me == *root {
+            let mut payload = if sh.me == *root {
                 buf.source()
             } else {
                 buf.sink()
-            };
-            // A convertor allocation failing is the only way to get None.
-            let Some(mut payload) = payload else {
-                return false;
             };
             bcast::bcast(sh, &mut payload, buf.bytes(), *root)
         }

@@ -18,7 +18,7 @@ use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{AllgatherRemap, HierAllgather};
 use crate::ompi::payload::TypedBuf;
 
-/// Runs `args`; false when a transfer or a convertor failed.
+/// Runs `args`; false when a transfer failed.
 pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     match args {
         Args::Barrier => {
@@ -53,19 +53,13 @@ fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
             // through the same convertor streams as the flat path.
             let mut packed = vec![0u8; bytes];
             if me == root {
-                let Some(mut src) = buf.source() else {
-                    return false;
-                };
                 // SAFETY: `packed` holds the whole stream.
-                unsafe { src.read(0, packed.as_mut_ptr(), bytes) };
+                unsafe { buf.source().read(0, packed.as_mut_ptr(), bytes) };
             }
             let ok = chain::bcast(comm, &mut chain, root, alg, &mut packed);
             if ok && me != root {
-                let Some(mut sink) = buf.sink() else {
-                    return false;
-                };
                 // SAFETY: as above.
-                unsafe { sink.write(0, packed.as_ptr(), bytes) };
+                unsafe { buf.sink().write(0, packed.as_ptr(), bytes) };
             }
             ok
         }
@@ -191,13 +185,10 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
     // Our own block into its place (unless it is there already).
     let own_in_place = m.send_in_place && direct.is_some();
     if !own_in_place {
-        let source = if m.send_in_place {
+        let mut source = if m.send_in_place {
             mine.source()
         } else {
             m.send.source()
-        };
-        let Some(mut source) = source else {
-            return false;
         };
         // SAFETY: the slot holds `block` bytes; the stream has as many.
         unsafe { source.read(0, all[me * block..].as_mut_ptr(), block) };
@@ -216,9 +207,7 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
     }
     if direct.is_none() {
         for r in 0..p {
-            let Some(mut sink) = m.recv_side.block(r).sink() else {
-                return false;
-            };
+            let mut sink = m.recv_side.block(r).sink();
             // SAFETY: block r of the packed buffer; the sink holds `block` bytes.
             unsafe { sink.write(0, packed[r * block..].as_ptr(), block) };
         }

@@ -569,12 +569,25 @@ impl Op {
 pub struct Convertor(*mut c_void);
 
 impl Convertor {
+    /// A convertor for `count` elements of `dtype` at `buf`.
+    ///
+    /// Open MPI returns no convertor only when its allocation fails.  The
+    /// process then stops, as it does when any of Rust's allocations fails
+    /// (the `Packer` boxed next to this convertor, say): a collective cannot
+    /// be left half-way by one process without its partners waiting for
+    /// blocks that never come, so going on with an error would trade an
+    /// out-of-memory report for a hang.
+    ///
     /// # Safety
     /// `buf` must be a valid buffer for `count` elements of `dtype` for the
     /// lifetime of the convertor.
-    pub unsafe fn new(for_send: bool, dtype: Dtype, count: i32, buf: *const u8) -> Option<Self> {
+    pub unsafe fn new(for_send: bool, dtype: Dtype, count: i32, buf: *const u8) -> Self {
         let handle = sharm_glue_convertor_new(for_send as i32, dtype.0, count, buf.cast());
-        (!handle.is_null()).then_some(Self(handle))
+        if handle.is_null() {
+            tracing::error!("out of memory: Open MPI could not allocate a datatype convertor");
+            std::process::abort();
+        }
+        Self(handle)
     }
     /// Packs up to `max` bytes into `dst`; returns how many were packed.
     ///

@@ -63,15 +63,15 @@ impl TypedBuf {
         dtype::movement(&self.info, self.info.contiguous(self.count))
     }
 
-    fn payload(&self, for_send: bool) -> Option<Payload> {
+    fn payload(&self, for_send: bool) -> Payload {
         match self.movement() {
             Movement::Contiguous { offset } => {
-                Some(Payload::Contiguous(self.buf.wrapping_offset(offset)))
+                Payload::Contiguous(self.buf.wrapping_offset(offset))
             }
             Movement::Packed => {
                 // SAFETY: the buffer is the application's, valid for the call.
-                let conv = unsafe { Convertor::new(for_send, self.dtype, self.count, self.buf) }?;
-                Some(if for_send {
+                let conv = unsafe { Convertor::new(for_send, self.dtype, self.count, self.buf) };
+                if for_send {
                     Payload::Pack(Box::new(Packer {
                         conv,
                         carry: [0; CARRY],
@@ -80,7 +80,7 @@ impl TypedBuf {
                     }))
                 } else {
                     Payload::Unpack(conv)
-                })
+                }
             }
         }
     }
@@ -127,12 +127,12 @@ impl TypedBuf {
     }
 
     /// A stream to read this buffer from.
-    pub fn source(&self) -> Option<Payload> {
+    pub fn source(&self) -> Payload {
         self.payload(true)
     }
 
     /// A stream to write this buffer from.
-    pub fn sink(&self) -> Option<Payload> {
+    pub fn sink(&self) -> Payload {
         self.payload(false)
     }
 }
