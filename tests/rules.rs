@@ -454,8 +454,10 @@ fn lines_with(out: &str, said: &str) -> usize {
 
 /// An Alltoallv whose blocks for the other processes are each one fragment
 /// (of one slot, or wider where their slots are apart) publishes them all
-/// before it reads any (`alltoall::publishes_first`); one with a block of
-/// two fragments goes round by round.  rules_check runs each size on two communicators, with a send
+/// before it reads any (`alltoall::publishes_first`); so do blocks of
+/// several fragments on a crowded node, whose rounds are spaced apart in
+/// the ring (`Shared::round_spacing`), unless the ring is too small for
+/// that.  rules_check runs each size on two communicators, with a send
 /// buffer and in place: 4 calls per process.  Its blocks take 516 or 260
 /// bytes at 129 elements; at 5000 elements 20000 or 10000 bytes, two
 /// fragments (of 16 KiB and 8 KiB).  At np=3 the middle process's blocks (all
@@ -480,7 +482,26 @@ fn alltoallv_blocks_of_one_fragment_are_published_before_any_is_read() {
     let out = mpirun_sizes(4, &[("coll_sharm_verbose", "100")], &[32768]);
     let wide = lines_with(&out, first);
     assert!((18..=24).contains(&wide), "{wide} lines:\n{out}");
+    // Two fragments a block: 12 Alltoallv calls and 6 Alltoalls (pairwise
+    // too, 20000-byte blocks) in all, published first where the spaced
+    // rounds keep their slots apart; blocks of 8 KiB fragments beside
+    // blocks of 16 KiB ones may meet (15 of the 18 on a ring of 256 slots).
     let out = mpirun_sizes(3, &[("coll_sharm_verbose", "100")], &[20000]);
+    let several = lines_with(&out, first);
+    assert!((9..=18).contains(&several), "{several} lines:\n{out}");
+    assert_eq!(
+        lane_lines(&out, "MPI_Alltoallv", 3, "Pairwise").1,
+        12,
+        "{out}"
+    );
+    // A ring of 8 slots holds two 16 KiB fragments of both rounds, but not
+    // rounds spaced for 32 KiB fragments: one operation apart, round k+1
+    // would start on round k's second fragment, so they go round by round.
+    let small_ring = [
+        ("coll_sharm_verbose", "100"),
+        ("coll_sharm_queue_slots", "8"),
+    ];
+    let out = mpirun_sizes(3, &small_ring, &[20000]);
     assert_eq!(lines_with(&out, first), 0, "{out}");
     assert_eq!(
         lane_lines(&out, "MPI_Alltoallv", 3, "Pairwise").1,

@@ -5,7 +5,10 @@
 //!   receives the block of me XOR k when p is a power of two, else for
 //!   (me+k) mod p and from (me-k) mod p, its reads trailing its writes by
 //!   what the queues hold (so no round waits in a cycle).  Each round has
-//!   its own operation number, so a receiver needs only its own counts.
+//!   its own operation number (`Rounds`), so a receiver needs only its own
+//!   counts.  A process whose blocks the ring holds all at once publishes
+//!   every round's block before it reads any (`publishes_first`); on a
+//!   crowded node the rounds are spaced in the ring for that.
 //! * pulls as offered (crowded node, every block of this process by single
 //!   copy): the rounds' offers all at once, then the pulls in the order the
 //!   offers appear (`pull_any`).
@@ -259,8 +262,8 @@ fn small_pairwise(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<b
     if SMALL_PAIRWISE_SAID.first() {
         trace!("MPI_Alltoallv: blocks travel with their headers");
     }
-    let first = sh.next_ops(p);
-    let round = |k: usize| (partners(me, k, p), first + k as u64);
+    let rounds = Rounds::take(sh);
+    let round = |k: usize| (partners(me, k, p), rounds.op(k));
     let publish = |sh: &mut Shared, k: usize| {
         let ((to, _), op) = round(k);
         let out = send.block(to);
@@ -311,21 +314,23 @@ fn pairwise(
     landing: usize,
 ) -> bool {
     let (me, p) = (sh.me, sh.p);
-    let first = sh.next_ops(p);
+    let rounds = Rounds::take(sh);
     let stream = sh.land_call(landing);
     let mut own_copy = own_copy.streaming(stream);
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
-    if publishes_first(sh, sources, first) {
-        let op = |k: usize| first + k as u64;
+    if publishes_first(sh, sources, rounds) {
+        let op = |k: usize| rounds.op(k);
         for k in 1..p {
             let (to, _) = partners(me, k, p);
             let (mut src, out_bytes) = sources.block(to);
             if by_single_copy(sh, out_bytes) {
                 offers.make(sh, &mut src, out_bytes, op(k), Readers::One(to));
-            } else if out_bytes > 0 {
+            } else {
                 let out = sh.cut(out_bytes);
-                sh.send(&mut src, out, op(k), 0, Readers::One(to));
+                for i in 0..out.count() {
+                    sh.send(&mut src, out, op(k), i, Readers::One(to));
+                }
             }
         }
         own_copy.run();
@@ -350,7 +355,7 @@ fn pairwise(
     }
     for k in 1..p {
         let (to, from) = partners(me, k, p);
-        let op = first + k as u64;
+        let op = rounds.op(k);
         let incoming = recv.block(from);
         let (mut src, out_bytes) = sources.block(to);
         let mut sink = incoming.sink();
@@ -390,47 +395,86 @@ fn pairwise(
 }
 
 /// Whether `pairwise` publishes every round's block before it reads any:
-/// when each of our p-1 blocks is one offer or one fragment, and the ring
-/// holds them all at once.  Each such block is the only position of its
-/// round's operation, (op, 0).  Offers and fragments of one slot take p-1
-/// distinct slots in p-1 consecutive operations when p-1 <= s (`queue`,
-/// "Where an operation starts"); wider fragments (blocks from 16 KiB) are
-/// placed by their width, so their slots are checked (`Queues::apart`).
-/// Then no publication waits for a reader of this call: only, perhaps, for
-/// one still finishing an earlier call, which needs nothing more from us.
-/// The positions are the rounds' own, so a partner going round by round
-/// (it has a larger block for someone) finds each block where it looks, and
-/// waits in round k only for our round-k block, published before any of
-/// our reads.
+/// when each of our p-1 blocks is one offer or one fragment, or on a
+/// crowded node any number of fragments, and the ring holds them all at
+/// once.  Offers and fragments of one slot take p-1 distinct slots in p-1
+/// rounds when p-1 <= s (`queue`, "Where an operation starts"; the rounds
+/// are one operation or `Rounds::spacing` apart); wider fragments (blocks
+/// from 16 KiB) and blocks of several fragments are placed by their width,
+/// so their slots are checked (`Queues::apart`).  Then no publication waits
+/// for a reader of this call: only, perhaps, for one still finishing an
+/// earlier call, which needs nothing more from us.  The positions are the
+/// rounds' own, so a partner going round by round (its blocks do not fit
+/// at once) finds each block where it looks, and waits in round k only for
+/// our round-k block, published before any of our reads.
 ///
 /// Why: with more processes than cores a round that needs both of its
 /// processes on a core waits for the scheduler, p-1 times in a call; this
 /// way a process does all its writing whenever it runs (`small_pairwise`
-/// does the same for blocks that travel with their headers).
-fn publishes_first(sh: &Shared, sources: &Sources, first: u64) -> bool {
+/// does the same for blocks that travel with their headers).  Blocks of
+/// several fragments wait for a crowded node's spaced rounds: without them
+/// round k+1 starts on round k's second fragment, and where the cores are
+/// a process's own, the rounds' reads trailing their writes (below) keep
+/// the pipelining that publishing everything first would give up.
+fn publishes_first(sh: &Shared, sources: &Sources, rounds: Rounds) -> bool {
     let (me, p) = (sh.me, sh.p);
-    // The position of round k's block, if it is one offer or one fragment.
-    let position = |k: usize| {
-        let bytes = sources.bytes(partners(me, k, p).0);
-        let op = first + k as u64;
-        if by_single_copy(sh, bytes) {
-            return Some(Pos::new(op, 0));
-        }
-        let cut = sh.cut(bytes);
-        (cut.count() <= 1).then(|| cut.pos(op, 0))
-    };
     if p - 1 > sh.queues.layout().s {
         return false;
     }
-    let mut one_slot = true;
+    // Round k's block: one offer, or its fragments' cut.
+    let block = |k: usize| {
+        let bytes = sources.bytes(partners(me, k, p).0);
+        (!by_single_copy(sh, bytes)).then(|| sh.cut(bytes))
+    };
+    let most_fragments = if rounds.spacing > 1 { usize::MAX } else { 1 };
+    let (mut one_slot, mut one_fragment) = (true, true);
     for k in 1..p {
-        match position(k) {
-            None => return false,
-            Some(pos) => one_slot &= pos.width == 1,
+        if let Some(cut) = block(k) {
+            if cut.count() > most_fragments {
+                return false;
+            }
+            one_fragment &= cut.count() <= 1;
+            one_slot &= cut.count() <= 1 && cut.pos(rounds.op(k), 0).width == 1;
         }
     }
-    // One round's fragment is apart from nothing (np=2: no allocation).
-    one_slot || p == 2 || sh.queues.apart((1..p).filter_map(position))
+    // One round's one fragment is apart from nothing (np=2: no allocation).
+    if one_slot || (p == 2 && one_fragment) {
+        return true;
+    }
+    let positions = (1..p).flat_map(|k| {
+        let op = rounds.op(k);
+        let fragments = block(k).map(|cut| (0..cut.count()).map(move |i| cut.pos(op, i)));
+        let offer = fragments.is_none().then(|| Pos::new(op, 0));
+        fragments.into_iter().flatten().chain(offer)
+    });
+    sh.queues.apart(positions)
+}
+
+/// The operation numbers of a call's p-1 pairwise rounds: round k (1 <= k
+/// < p) is operation `first + k * spacing` (`Shared::round_spacing`).  The
+/// processes of one Alltoallv may take different paths (`small_pairwise`,
+/// `pull_any`, `pairwise`, by their own blocks' sizes), and every path
+/// numbers its rounds so: the two ends of a block meet at the same
+/// position, and all take the same operation numbers.
+#[derive(Clone, Copy)]
+struct Rounds {
+    first: u64,
+    spacing: u64,
+}
+
+impl Rounds {
+    /// Takes the call's operation numbers.
+    fn take(sh: &mut Shared) -> Rounds {
+        let spacing = sh.round_spacing(sh.p - 1);
+        Rounds {
+            first: sh.next_ops(sh.p * spacing as usize),
+            spacing,
+        }
+    }
+
+    fn op(self, k: usize) -> u64 {
+        self.first + k as u64 * self.spacing
+    }
 }
 
 /// On a crowded node, blocks from this size go by single copy whatever the
@@ -483,8 +527,8 @@ fn pulls_only(sh: &Shared, sources: &Sources, recv: &RootSide) -> bool {
 /// in the rounds finds them where it looks.
 fn pull_any(sh: &mut Shared, sources: &mut Sources, recv: &RootSide, own_copy: SelfCopy) -> bool {
     let (me, p) = (sh.me, sh.p);
-    let first = sh.next_ops(p);
-    let op = |k: usize| first + k as u64;
+    let rounds = Rounds::take(sh);
+    let op = |k: usize| rounds.op(k);
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
     for k in 1..p {

@@ -305,6 +305,27 @@ impl Shared {
         self.last_op
     }
 
+    /// How many operation numbers apart the `rounds` rounds of a call
+    /// should be, each round one operation, for every round to have a room
+    /// of its own in each queue: as many places as the ring holds fragments
+    /// of the widest kind ([`WIDE_FRAGMENT`]) for each round.  Under
+    /// `Consecutive` (a crowded node) operation op+1 starts one place after
+    /// op, on the slots op's later fragments take, so rounds one number
+    /// apart overlap from their second fragment on; spaced so, a process
+    /// whose blocks take up to that many fragments can hold all of them
+    /// published at once (`coll::alltoall::publishes_first`).  1 under
+    /// `Spread`, whose starts are scattered anyway, and where the ring holds
+    /// no more.  The same on every process: it follows from the layout and
+    /// the agreed placement alone.
+    pub fn round_spacing(&self, rounds: usize) -> u64 {
+        let s = self.queues.layout().s;
+        if self.queues.placement() != Placement::Consecutive || rounds == 0 {
+            return 1;
+        }
+        let widest = stream_width(WIDE_FRAGMENT, s, self.fragment());
+        ((s / widest) / rounds).max(1) as u64
+    }
+
     /// Numbers of `n` consecutive phases (one per round of a multi-round
     /// operation); returns the first.
     pub fn next_ops(&mut self, n: usize) -> u64 {

@@ -482,6 +482,10 @@ impl Queues {
         &self.layout
     }
 
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
     /// Whether fragments at `positions` would occupy pairwise distinct
     /// slots: a writer may then hold them all published at once, none
     /// waiting for another to be released (`coll::alltoall::
