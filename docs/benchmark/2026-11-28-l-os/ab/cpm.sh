@@ -8,7 +8,7 @@
 #   cpm.sh 7  cpm2.txt "1M 512K tuned"          524288,1048576,2097152
 #   cpm.sh 7  cpm3.txt "1M 512K 256K 128K tuned" 131072,262144,524288
 #   cpm.sh 10 cpm4.txt "1M 512K 256K tuned"     262144,524288,1048576
-# Each line of OUT: configuration, round, op, bytes, np, median_us (tab.py).
+# Each line of OUT: configuration, round, op, bytes, np, median_us (bench/ab_table.py).
 SB=/tmp/bb/sb.ompi.v
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for r in $(seq 1 $1); do

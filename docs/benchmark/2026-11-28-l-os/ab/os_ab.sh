@@ -4,8 +4,12 @@
 # OLD, the one in NEW, coll/tuned and coll/sm.  The runs kept here:
 #   os_ab.sh 5 os2.txt  <7bcf114> <7d71e5d> alltoallv 512,4096,8192 300
 #   os_ab.sh 6 wide.txt <5449cc3> <fd59562> alltoall,alltoallv 16384,32768 200
-# Each line of OUT: configuration, round, op, bytes, np, median_us (tab.py).
-SB=/tmp/bb/sb.ompi.v
+# and, with SB=<bin of a ci/bench.sh --out folder>/sharm_bench.openmpi, in
+# ../../2026-11-28-p-os-spaced/ab/:
+#   os_ab.sh 4 sp1.txt <5133466> <the spaced rounds> alltoallv,alltoall 8192,16384,65536,131072 150
+#   os_ab.sh 8 sp2.txt <5133466> <the spaced rounds> alltoallv 8192,32768,98304,131072,196608 150
+# Each line of OUT: configuration, round, op, bytes, np, median_us (bench/ab_table.py).
+SB=${SB:-/tmp/bb/sb.ompi.v}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for r in $(seq 1 $1); do
   for np in 4 8; do
