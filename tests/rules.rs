@@ -466,7 +466,7 @@ fn lines_with(out: &str, said: &str) -> usize {
 /// np=4 (the rounds pair processes off) every process has a 516-byte
 /// block.  np=3 and 4 on 2 cores: the crowded node this is for.
 #[test]
-fn alltoallv_blocks_of_one_fragment_are_published_before_any_is_read() {
+fn alltoallv_blocks_that_fit_the_ring_are_published_before_any_is_read() {
     let first = "processes published every round's block first";
     for (np, lines) in [(3, 10), (4, 16)] {
         let out = mpirun_sizes(np, &[("coll_sharm_verbose", "100")], &[516]);
@@ -485,7 +485,7 @@ fn alltoallv_blocks_of_one_fragment_are_published_before_any_is_read() {
     // Two fragments a block: 12 Alltoallv calls and 6 Alltoalls (pairwise
     // too, 20000-byte blocks) in all, published first where the spaced
     // rounds keep their slots apart; blocks of 8 KiB fragments beside
-    // blocks of 16 KiB ones may meet (15 of the 18 on a ring of 256 slots).
+    // blocks of 16 KiB ones may meet (15 of the 18 on a ring of 128 slots).
     let out = mpirun_sizes(3, &[("coll_sharm_verbose", "100")], &[20000]);
     let several = lines_with(&out, first);
     assert!((9..=18).contains(&several), "{several} lines:\n{out}");
