@@ -327,10 +327,7 @@ fn pairwise(
             if by_single_copy(sh, out_bytes) {
                 offers.make(sh, &mut src, out_bytes, op(k), Readers::One(to));
             } else {
-                let out = sh.cut(out_bytes);
-                for i in 0..out.count() {
-                    sh.send(&mut src, out, op(k), i, Readers::One(to));
-                }
+                sh.send_all(&mut src, sh.cut(out_bytes), op(k), Readers::One(to));
             }
         }
         own_copy.run();
@@ -434,7 +431,7 @@ fn publishes_first(sh: &Shared, sources: &Sources, rounds: Rounds) -> bool {
                 return false;
             }
             one_fragment &= cut.count() <= 1;
-            one_slot &= cut.count() <= 1 && cut.pos(rounds.op(k), 0).width == 1;
+            one_slot &= cut.count() <= 1 && cut.width == 1;
         }
     }
     // One round's one fragment is apart from nothing (np=2: no allocation).

@@ -99,10 +99,7 @@ pub(crate) fn send_stream(
         offers.settle(sh);
         return;
     }
-    let cut = sh.cut(bytes);
-    for i in 0..cut.count() {
-        sh.send(src, cut, op, i, readers);
-    }
+    sh.send_all(src, sh.cut(bytes), op, readers);
 }
 
 /// `own` is this process's send block (None: MPI_IN_PLACE at the root).
@@ -204,9 +201,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
             continue;
         }
         let cut = sh.cut(block.bytes());
-        for i in 0..cut.count() {
-            sh.send(&mut src, cut, round(r), i, Readers::One(r));
-        }
+        sh.send_all(&mut src, cut, round(r), Readers::One(r));
     }
     // Our own block while the receivers copy or pull theirs.
     let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false));

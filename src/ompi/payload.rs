@@ -131,7 +131,7 @@ impl TypedBuf {
         self.payload(true)
     }
 
-    /// A stream to write this buffer from.
+    /// A stream to write into this buffer.
     pub fn sink(&self) -> Payload {
         self.payload(false)
     }

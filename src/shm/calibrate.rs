@@ -644,10 +644,7 @@ fn time_gathers(sh: &mut Shared, buf: &mut Buffers, first: u64, label: &str) -> 
                 }
                 sh.report(written.is_ok(), Pos::new(op, 0), 0);
             } else {
-                let cut = sh.cut(bytes);
-                for i in 0..cut.count() {
-                    sh.send(&mut source, cut, op, i, Readers::One(0));
-                }
+                sh.send_all(&mut source, sh.cut(bytes), op, Readers::One(0));
             }
         }
     }
@@ -706,9 +703,7 @@ fn time_as_writer(sh: &mut Shared, buf: &Buffers, first: u64, label: &str) -> u6
         } else {
             let mut payload = Payload::Contiguous(src.as_ptr() as *mut u8);
             let cut = sh.cut(bytes);
-            for i in 0..cut.count() {
-                sh.send(&mut payload, cut, op, i, Readers::One(1));
-            }
+            sh.send_all(&mut payload, cut, op, Readers::One(1));
             sh.settle(cut.pos(op, cut.count() - 1));
         }
         let took = started.elapsed();

@@ -546,6 +546,14 @@ impl Shared {
         self.writer.publish(&self.queues, pos, len, readers);
     }
 
+    /// Publishes every fragment of the stream `payload` (`send` of each in
+    /// turn), for a writer with nothing to do between them.
+    pub fn send_all(&mut self, payload: &mut Payload, cut: Cut, op: u64, readers: Readers<'_>) {
+        for i in 0..cut.count() {
+            self.send(payload, cut, op, i, readers);
+        }
+    }
+
     /// `send` of fragment `i` of the contiguous stream at `base`, whose
     /// bytes also go to the same offsets at `also` in the same pass
     /// (`Stores::fill`): a sender's own block in Allgather, bound both for
