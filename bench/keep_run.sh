@@ -1,0 +1,72 @@
+#!/bin/bash
+# Keeps a ci/bench.sh run in the repository:
+#
+#     bench/keep_run.sh OUT NAME [LOG]
+#
+# OUT is the run's --out folder, NAME the folder to make under
+# docs/benchmark/ (<date>-<letter>[-what], e.g. 2026-11-29-a or
+# 2026-11-29-b-os), LOG the run's console output if it was saved (kept as
+# run.log).  It copies what the README and the journal cite: the machine's
+# state at start and end, the per-launch probes, the launches, the
+# configurations, the CSVs (all iterations, split by state, and the per
+# placement columns), the plots and the raw RESULT lines (gzipped), and it
+# writes the tables:
+#   tables.txt                  report.py's per-operation tables
+#   readme-table-<column>.md    np=2: the README's table from the near_us,
+#                               far_us and median_us columns
+#   readme-table-np<N>.md       every other np: from median_us (crowded
+#                               runs: no placement split there)
+# Then write the folder's README.md by hand: the command, the commit, the
+# state, the counts and what they mean.
+#
+# Why a script: the runs in docs/benchmark/ are what every claim in the
+# README rests on, and a folder assembled by hand missed a file now and
+# then (tables.txt, a state file).
+set -euo pipefail
+
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    sed -n '2,4p' "$0" | sed 's/^# \{0,4\}//' >&2
+    exit 2
+fi
+OUT=$1 NAME=$2 LOG=${3:-}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+DEST=$REPO/docs/benchmark/$NAME
+
+[ -f "$OUT/results.csv" ] || { echo "keep_run: $OUT/results.csv is missing (not a finished ci/bench.sh run)" >&2; exit 1; }
+[ -e "$DEST" ] && { echo "keep_run: $DEST exists; pick another name" >&2; exit 1; }
+mkdir -p "$DEST"
+
+for f in configs.txt launches.txt meta.txt probes.txt results.csv results-fast.csv \
+         results-slow.csv state-start.txt state-end.txt; do
+    if [ -f "$OUT/$f" ]; then
+        cp "$OUT/$f" "$DEST/"
+    else
+        echo "keep_run: note: $OUT/$f is missing" >&2
+    fi
+done
+[ -d "$OUT/plots" ] && cp -r "$OUT/plots" "$DEST/"
+gzip -c "$OUT/results.txt" >"$DEST/results.txt.gz"
+if [ -n "$LOG" ]; then
+    cp "$LOG" "$DEST/run.log"
+fi
+
+# report.py prints the tables, then the plots' paths (which name $OUT, not
+# the kept folder): only the tables are kept.
+python3 "$REPO/bench/report.py" "$OUT" | awk '/^== /{p=1} p' | grep -v "^  $OUT" >"$DEST/tables.txt"
+
+nps=$(python3 -c '
+import csv, sys
+print(" ".join(sorted({r["np"] for r in csv.DictReader(open(sys.argv[1]))}, key=int)))
+' "$OUT/results.csv")
+for np in $nps; do
+    if [ "$np" = 2 ]; then
+        for column in near_us far_us median_us; do
+            python3 "$REPO/bench/readme_table.py" "$OUT/results.csv" --column "$column" --np 2 \
+                >"$DEST/readme-table-$column.md"
+        done
+    else
+        python3 "$REPO/bench/readme_table.py" "$OUT/results.csv" --column median_us --np "$np" \
+            >"$DEST/readme-table-np$np.md"
+    fi
+done
+echo "keep_run: kept $OUT in $DEST ($(du -sh "$DEST" | cut -f1)); now write $DEST/README.md"
