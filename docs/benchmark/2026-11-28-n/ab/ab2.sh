@@ -2,9 +2,10 @@
 # ab2.sh ROUNDS OUT OPS SIZES MAX_ITERS CONFIG...: np=2 runs of sharm_bench, bound
 # to cores, alternated in each round.  CONFIG: name=plugindir[:mca k v ...] | impi | tuned
 # Each line of OUT: configuration, round, op, bytes, np, median_us.
-# B: the bin/ folder of a ci/bench.sh --out folder (its sharm_bench builds);
+# B (from the environment, default /tmp/b/n2/bin): the bin/ folder of a
+# ci/bench.sh --out folder (its sharm_bench builds);
 # IMPI: where ci/bench.sh installed impi-rt.
-B=/tmp/b/n2/bin
+B=${B:-/tmp/b/n2/bin}
 IMPI=/var/cache/sharm/impi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rounds=$1 out=$2 ops=$3 sizes=$4 iters=$5; shift 5
