@@ -5,12 +5,12 @@
 #
 # OUT is the run's --out folder, NAME the folder to make under
 # docs/benchmark/ (<date>-<letter>[-what], e.g. 2026-11-29-a or
-# 2026-11-29-b-os), LOG the run's console output if it was saved (kept as
-# run.log).  It copies what the README and the journal cite: the machine's
-# state at start and end, the per-launch probes, the launches, the
-# configurations, the CSVs (all iterations, split by state, and the per
-# placement columns), the plots and the raw RESULT lines (gzipped), and it
-# writes the tables:
+# 2026-11-29-b-os), LOG the run's console output (kept as run.log; by
+# default OUT/run.log, which ci/bench.sh writes).  It copies what the
+# README and the journal cite: the machine's state at start and end, the
+# per-launch probes, the launches, the configurations, the CSVs (all
+# iterations, split by state, and the per placement columns), the plots
+# and the raw RESULT lines (gzipped), and it writes the tables:
 #   tables.txt                  report.py's per-operation tables
 #   readme-table-<column>.md    np=2: the README's table from the near_us,
 #                               far_us and median_us columns
@@ -29,6 +29,8 @@ if [ $# -lt 2 ] || [ $# -gt 3 ]; then
     exit 2
 fi
 OUT=$1 NAME=$2 LOG=${3:-}
+# ci/bench.sh keeps its console output as run.log since 2026-11-29.
+[ -z "$LOG" ] && [ -f "$OUT/run.log" ] && LOG=$OUT/run.log
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 DEST=$REPO/docs/benchmark/$NAME
 

@@ -206,8 +206,13 @@ RAW="$OUT/raw"
 # Start from a clean slate of our own files only (never rm -rf "$OUT").
 rm -rf "$RAW" "$OUT/plots" "$OUT/components"
 rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.txt,probes.txt} \
-    "$OUT"/{state-start.txt,state-end.txt,impi-setup.log,sim-configs.txt}
+    "$OUT"/{state-start.txt,state-end.txt,impi-setup.log,sim-configs.txt,run.log}
 mkdir -p "$BIN" "$RAW"
+# The console output, both streams, is also kept as run.log, so a run's
+# log is with its results (bench/keep_run.sh keeps it in docs/benchmark/).
+# Each stream keeps its own descriptor: callers that read one of them
+# (ci/bench-selftest.sh reads both) see what they saw before.
+exec > >(tee "$OUT/run.log") 2> >(tee -a "$OUT/run.log" >&2)
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Never let inherited coll MCA settings change what a config means.
