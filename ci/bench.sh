@@ -210,9 +210,16 @@ rm -f "$OUT"/{results.txt,launches.txt,configs.txt,memcpy.txt,results.csv,meta.t
 mkdir -p "$BIN" "$RAW"
 # The console output, both streams, is also kept as run.log, so a run's
 # log is with its results (bench/keep_run.sh keeps it in docs/benchmark/).
-# Each stream keeps its own descriptor: callers that read one of them
-# (ci/bench-selftest.sh reads both) see what they saw before.
-exec > >(tee "$OUT/run.log") 2> >(tee -a "$OUT/run.log" >&2)
+# Each stream still goes where it went (fds 3 and 4 hold the originals):
+# callers that read one of them see what they saw before.  On exit the
+# streams are handed back and the two copies waited for, so a caller that
+# sent us to a file finds all of it there once we return.
+exec 3>&1 4>&2
+exec > >(tee "$OUT/run.log")
+LOG_COPIES=$!
+exec 2> >(tee -a "$OUT/run.log" >&4)
+LOG_COPIES="$LOG_COPIES $!"
+trap 'exec 1>&3 2>&4; wait $LOG_COPIES' EXIT
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Never let inherited coll MCA settings change what a config means.
