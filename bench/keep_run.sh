@@ -52,9 +52,20 @@ if [ -n "$LOG" ]; then
     cp "$LOG" "$DEST/run.log"
 fi
 
-# report.py prints the tables, then the plots' paths (which name $OUT, not
-# the kept folder): only the tables are kept.
-python3 "$REPO/bench/report.py" "$OUT" | awk '/^== /{p=1} p' | grep -v "^  $OUT" >"$DEST/tables.txt"
+# The run's own tables are at the end of its log: report.py's output with
+# the run's --metric, then the plots' paths, which name the run's folder,
+# not the kept one (dropped).  Without a log they are made again, with the
+# metric the run's --method implies (meta.txt does not record an explicit
+# --metric); report.py then also rewrites $OUT's CSV and plots alike.
+tables() { awk '/^== /{p=1} p' | grep -v '^  /.*/plots/.*\.png$'; }
+if [ -n "$LOG" ]; then
+    tables <"$LOG" >"$DEST/tables.txt"
+else
+    metric=median
+    grep -q 'method=osu' "$OUT/meta.txt" 2>/dev/null && metric=osu
+    echo "keep_run: no log; tables.txt made again by report.py --metric $metric" >&2
+    python3 "$REPO/bench/report.py" "$OUT" --metric "$metric" | tables >"$DEST/tables.txt"
+fi
 
 nps=$(python3 -c '
 import csv, sys

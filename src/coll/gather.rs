@@ -200,8 +200,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
             offers.make(sh, &mut src, block.bytes(), round(r), Readers::One(r));
             continue;
         }
-        let cut = sh.cut(block.bytes());
-        sh.send_all(&mut src, cut, round(r), Readers::One(r));
+        sh.send_all(&mut src, sh.cut(block.bytes()), round(r), Readers::One(r));
     }
     // Our own block while the receivers copy or pull theirs.
     let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false));
