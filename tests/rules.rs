@@ -10,15 +10,15 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use mca_coll_sharm::ompi::call::Coll;
 use mca_coll_sharm::ompi::rules::RawRules;
-use std::path::PathBuf;
-use support::OMPI_COMPONENTS;
+use support::Mpirun;
 
-static MPIRUN: Mutex<()> = Mutex::new(());
 static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
 
 /// Runs rules_check on `np` processes with `mca`; panics unless it passed.
@@ -28,68 +28,24 @@ fn mpirun(np: usize, mca: &[(&str, &str)]) -> String {
 }
 
 /// As `mpirun`, with rules_check's message sizes in bytes (its defaults when
-/// empty).
+/// empty).  The output is stdout and each process's standard error whole
+/// (`support::StderrFiles`): the counts below once lost a line split around
+/// another process's lines in mpirun's one stream (1 run in 3 of the
+/// movements' test).
 fn mpirun_sizes(np: usize, mca: &[(&str, &str)], sizes: &[u64]) -> String {
     let (components, program) =
         match SETUP.get_or_init(|| support::prepare("rules-tests", "rules_check")) {
             Ok(s) => s,
             Err(e) => panic!("setup failed: {e}"),
         };
-    let _one_at_a_time = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
-    let mut cmd = Command::new("timeout");
-    cmd.args(["-s", "KILL", "120", "mpirun.openmpi", "--allow-run-as-root"]);
-    if np > 2 {
-        cmd.arg("--oversubscribe");
-    }
-    cmd.args(["-np", &np.to_string(), "--mca", "mca_base_component_path"])
-        .arg(format!("{}:{OMPI_COMPONENTS}", components.display()))
-        .args(["--mca", "coll_sharm_priority", "100"]);
-    for (k, v) in mca {
-        cmd.args(["--mca", k, v]);
-    }
-    // Each process's standard error to a file of its own (rules_check.c,
-    // `stderr_to_file`): through mpirun's one stream, a line that crossed
-    // the end of one read from a process's pipe came out split around
-    // another process's lines, and the counts below lost it (1 run in 3 of
-    // the movements' test).
-    let files = std::env::temp_dir().join(format!("sharm-rules-out-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&files);
-    std::fs::create_dir_all(&files).expect("a directory for the processes' output");
-    cmd.env("RULES_CHECK_STDERR_DIR", &files)
-        .args(["-x", "RULES_CHECK_STDERR_DIR"]);
-    cmd.arg(program)
-        .args(sizes.iter().map(|b| b.to_string()))
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .stdin(Stdio::null());
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("OMPI_MCA_") {
-            cmd.env_remove(key);
-        }
-    }
-    let out = cmd.output().expect("start mpirun");
-    // mpirun's standard error: its own messages only.
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        ranks_output(&files, np)
-    );
-    let _ = std::fs::remove_dir_all(&files);
-    assert!(
-        out.status.success() && text.contains(&format!("rules_check: OK np={np}")),
-        "rules_check failed ({:?}) with {mca:?}:\n{text}\nmpirun's standard error:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
-}
-
-/// What the `np` processes wrote to their standard error in `dir`
-/// (rules_check.c, `stderr_to_file`), each process's whole, in rank order.
-fn ranks_output(dir: &std::path::Path, np: usize) -> String {
-    (0..np)
-        .map(|rank| std::fs::read_to_string(dir.join(format!("rank.{rank}"))).unwrap_or_default())
-        .collect()
+    let sizes: Vec<String> = sizes.iter().map(u64::to_string).collect();
+    let run = Mpirun::new(components, program, np)
+        .mcas(mca)
+        .args(&sizes)
+        .timeout(Duration::from_secs(120))
+        .run();
+    run.assert_ok(&format!("rules_check: OK np={np}"));
+    run.output()
 }
 
 fn has(out: &str, needle: &str) -> bool {

@@ -13,16 +13,13 @@
 
 mod support;
 
-use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use mca_coll_sharm::shm::stores::{ACKS_KEPT_CALLS, ACKS_SPEAK, ACKS_STALE};
-use support::OMPI_COMPONENTS;
+use support::Mpirun;
 
-/// One mpirun at a time (2 cores).
-static MPIRUN: Mutex<()> = Mutex::new(());
 static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
 
 /// The threshold every forced run sets: the checker's small calls (400 B)
@@ -30,57 +27,24 @@ static SETUP: OnceLock<Result<(PathBuf, PathBuf), String>> = OnceLock::new();
 const MIN_SIZE: &str = "4096";
 
 /// Runs the checker at `np` with `mode` (cma | queues | any) and MCA
-/// settings; `wrap` prefixes the mpirun command (e.g. setpriv).  Returns
-/// stdout + stderr, panicking unless the job succeeded with its summary line.
+/// settings; `wrap` is a command mpirun runs under (e.g. setpriv).  Returns
+/// stdout + stderr (each process's whole, `support::StderrFiles`),
+/// panicking unless the job succeeded with its summary line.
 fn run(np: usize, mode: &str, mca: &[(&str, &str)], wrap: &[&str], extra: &[&str]) -> String {
     let (components, check) =
         match SETUP.get_or_init(|| support::prepare("single-copy-tests", "single_copy_check")) {
             Ok(s) => s,
             Err(e) => panic!("setup failed: {e}"),
         };
-    let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
-    let path = format!("{}:{OMPI_COMPONENTS}", components.display());
-    let mut argv: Vec<OsString> = ["-s", "KILL", "120"].map(OsString::from).to_vec();
-    argv.extend(wrap.iter().map(OsString::from));
-    argv.extend(["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe"].map(OsString::from));
-    argv.extend(["-np", &np.to_string()].map(OsString::from));
-    argv.extend(["--mca", "mca_base_component_path", &path].map(OsString::from));
-    argv.extend(["--mca", "coll_sharm_priority", "100", "--mca", "op", "^avx"].map(OsString::from));
-    for (k, v) in mca {
-        argv.extend(["--mca", k, v].map(OsString::from));
-    }
-    argv.push(check.into());
-    argv.push(mode.into());
-    argv.extend(extra.iter().map(OsString::from));
-    let shown = argv
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut cmd = Command::new("timeout");
-    cmd.args(&argv)
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("OMPI_MCA_") {
-            cmd.env_remove(key);
-        }
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run `timeout {shown}`: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary = format!("single_copy_check: OK np={np} mode={mode}");
-    assert!(
-        out.status.success() && text.contains(&summary),
-        "`timeout {shown}` failed ({:?}):\n{text}",
-        out.status
-    );
-    text
+    let run = Mpirun::new(components, check, np)
+        .mcas(mca)
+        .wrapper(wrap)
+        .args(&[mode])
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .run();
+    run.assert_ok(&format!("single_copy_check: OK np={np} mode={mode}"));
+    run.output()
 }
 
 fn forced(np: usize) {

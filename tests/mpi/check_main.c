@@ -54,6 +54,7 @@
  * "hier_expected" the calls that had to go through the hierarchy).
  */
 #include "check_support.h"
+#include "stderr_file.h"
 
 static void scenario_ops(void)
 {
@@ -89,6 +90,7 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+    stderr_to_file();
     if (argc < 2) {
         fprintf(stderr, "usage: %s SCENARIO[,SCENARIO...] [--f N] [--s N] [--expect serve|max1|budget1] "
                         "[--hierarchy auto|off|on] [--vnode K] [--big BYTES] [--calls N] [--iters N] "

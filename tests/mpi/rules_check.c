@@ -10,11 +10,11 @@
  * np=<p>".  Which algorithm ran is read by the Rust side from sharm's output
  * at coll_sharm_verbose 100.
  */
-#include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
+
+#include "stderr_file.h"
 
 static int failures = 0;
 
@@ -245,27 +245,6 @@ static void run(MPI_Comm comm, int bytes)
     free(all_in);
     free(all_out);
     MPI_Barrier(comm);
-}
-
-/* With RULES_CHECK_STDERR_DIR set, this process's standard error (where
- * Open MPI's output goes) goes to DIR/rank.<rank> from before MPI_Init:
- * through mpirun's one stream, a line that crossed the end of one read from
- * a process's pipe came out split around another process's lines, and
- * tests/rules.rs counts lines.  (mpirun's --output-filename does this on
- * Open MPI 4.1 but fails on 5.0.7: PMIX_ERR_EXISTS.) */
-static void stderr_to_file(void)
-{
-    const char *dir = getenv("RULES_CHECK_STDERR_DIR");
-    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-    if (!dir || !rank) return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank.%s", dir, rank);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || dup2(fd, 2) < 0) {
-        fprintf(stderr, "rules_check: cannot write %s\n", path);
-        exit(2);
-    }
-    close(fd);
 }
 
 int main(int argc, char **argv)

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "stderr_file.h"
+
 static int rank, size, expect_cma, crowded, failures;
 /* Crowded mode, around calls whose blocks reach sharm's crowded pull size
  * (1 MiB): their counter must move too. */
@@ -97,12 +99,31 @@ static int val(int r, long i) { return (int) (r * 1000003L + i * 7 + 1); }
 /* Elements for rank r in the v-variants: unequal, all large. */
 static int vcount(int r, int n) { return n + r * 1237; }
 
+/* Microseconds a Bcast's root spins before the call (0: none), so that
+ * every other process is already waiting for its header: the "bcasts=N"
+ * mode's tests need headers that readers spin for, and without the lag
+ * which process arrived first was up to the scheduler (a reader that came
+ * after the header timed none; in 2 of 19 runs one process timed too few
+ * of its peer's headers to report them). */
+static int root_lag_us;
+
+/* Spins (no sleep: the other processes must find us running, not waking)
+ * for `us` microseconds. */
+static void spin_for_us(int us)
+{
+    double until = MPI_Wtime() + us * 1e-6;
+    while (MPI_Wtime() < until)
+        ;
+}
+
 static void test_bcast(int n, int large)
 {
     for (int root = 0; root < size; root++) {
         int *buf = malloc(sizeof(int) * n);
         for (int i = 0; i < n; i++)
             buf[i] = rank == root ? val(root, i) : -1;
+        if (rank == root && root_lag_us > 0)
+            spin_for_us(root_lag_us);
         COUNTED("bcast", large, MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD));
         for (int i = 0; i < n; i++)
             if (buf[i] != val(root, i)) {
@@ -497,6 +518,7 @@ static void test_reductions(int n, int large)
 
 int main(int argc, char **argv)
 {
+    stderr_to_file();
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
@@ -540,8 +562,10 @@ int main(int argc, char **argv)
         goto done;
     }
     /* "bcasts=N": only Bcasts of N ints, 256 from each root (enough calls
-     * for readers' reports about short streams to reach their writers). */
+     * for readers' reports about short streams to reach their writers),
+     * each root 20 us behind its readers (`root_lag_us`). */
     if (argc > 2 && strncmp(argv[2], "bcasts=", 7) == 0) {
+        root_lag_us = 20;
         for (int round = 0; round < 256; round++)
             test_bcast(atoi(argv[2] + 7), 0);
         goto done;

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{shm_files_of, OMPI_COMPONENTS};
+use super::{shm_files_of, StderrFiles, OMPI_COMPONENTS};
 
 /// No job takes more than a minute or two here; the checker's own
 /// `--alarm` names the pending call well before this.
@@ -44,6 +44,8 @@ pub struct Mpirun {
     pub components: PathBuf,
     pub program: PathBuf,
     pub mca: Vec<(String, String)>,
+    /// A command mpirun runs under (`setpriv ...`), empty for none.
+    pub wrapper: Vec<String>,
     /// Before the program: `--hostfile f`, `--mca plm_rsh_agent a`, ...
     pub mpirun_args: Vec<String>,
     pub args: Vec<String>,
@@ -57,6 +59,7 @@ impl Mpirun {
             components: components.to_path_buf(),
             program: program.to_path_buf(),
             mca: Vec::new(),
+            wrapper: Vec::new(),
             mpirun_args: Vec::new(),
             args: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
@@ -72,6 +75,12 @@ impl Mpirun {
         for (k, v) in params {
             self = self.mca(k, v);
         }
+        self
+    }
+
+    pub fn wrapper<S: AsRef<str>>(mut self, command: &[S]) -> Self {
+        self.wrapper
+            .extend(command.iter().map(|a| a.as_ref().to_owned()));
         self
     }
 
@@ -91,12 +100,12 @@ impl Mpirun {
         self
     }
 
-    /// The mpirun command line (program name first).
+    /// The command line (the wrapper's or mpirun's name first); `run` gives it
+    /// `StderrFiles`' directory in the environment.
     pub fn argv(&self) -> Vec<OsString> {
         let path = format!("{}:{OMPI_COMPONENTS}", self.components.display());
-        let mut argv: Vec<OsString> = ["mpirun.openmpi", "--allow-run-as-root"]
-            .map(OsString::from)
-            .to_vec();
+        let mut argv: Vec<OsString> = self.wrapper.iter().map(OsString::from).collect();
+        argv.extend(["mpirun.openmpi", "--allow-run-as-root"].map(OsString::from));
         if self.np > 2 {
             argv.push("--oversubscribe".into());
         }
@@ -111,6 +120,7 @@ impl Mpirun {
             argv.extend(["--mca", k, v].map(OsString::from));
         }
         argv.extend(self.mpirun_args.iter().map(OsString::from));
+        argv.extend(StderrFiles::mpirun_args());
         argv.push(self.program.clone().into());
         argv.extend(self.args.iter().map(OsString::from));
         argv
@@ -125,7 +135,9 @@ impl Mpirun {
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" ");
+        let files = StderrFiles::new();
         let mut cmd = Command::new(&argv[0]);
+        files.set_env(&mut cmd);
         cmd.args(&argv[1..])
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -168,7 +180,8 @@ impl Mpirun {
         // what arrives for a while, then report with what we have.
         let grace = Duration::from_secs(if timed_out { 5 } else { 30 });
         let stdout = out.finish(grace);
-        let stderr = err.finish(grace);
+        // mpirun's own messages, then each process's (`StderrFiles`).
+        let stderr = err.finish(grace) + &files.read(self.np);
         let pids = job_pids(&stdout);
         let leftovers = shm_files_of(&pids);
         // Ours: remove them so later jobs start clean (the run still fails).
@@ -199,6 +212,7 @@ pub struct Run {
     pub timed_out: bool,
     pub elapsed: Duration,
     pub stdout: String,
+    /// mpirun's standard error, then each process's, rank by rank.
     pub stderr: String,
     /// The job's processes, from its `start` line.
     pub pids: BTreeSet<u32>,

@@ -2,17 +2,20 @@
 //! `tests/hierarchy.rs`, `tests/sim_nodes.rs`, ...): finding the freshly built
 //! plugin, installing it in a component directory, compiling the C checker,
 //! the one mpirun launcher (`launch`), the checker's runs and summary
-//! (`checker`), jobs on simulated nodes (`sim_nodes`), and spotting
+//! (`checker`), jobs on simulated nodes (`sim_nodes`), each process's
+//! standard error in a file of its own (`stderr_files`), and spotting
 //! shared-memory segments a job left behind.
 #![allow(dead_code)] // each test file uses its own subset
 
 mod checker;
 mod launch;
 pub mod sim_nodes;
+mod stderr_files;
 
 pub use checker::*;
 #[allow(unused_imports)] // not every test file names the launcher
 pub use launch::*;
+pub use stderr_files::StderrFiles;
 
 use std::collections::BTreeSet;
 use std::fs;
