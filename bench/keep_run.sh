@@ -13,11 +13,14 @@
 # and the raw RESULT lines (gzipped), and it writes the tables:
 #   tables.txt                  report.py's per-operation tables
 #   readme-table-<column>.md    np=2: the README's table from the near_us,
-#                               far_us and median_us columns
+#                               far_us and median_us columns (one that has
+#                               no figure, e.g. no launch with the cores
+#                               far, is left out with a note)
 #   readme-table-np<N>.md       every other np: from median_us (crowded
 #                               runs: no placement split there)
 # Then write the folder's README.md by hand: the command, the commit, the
-# state, the counts and what they mean.
+# state, the counts and what they mean.  KEEP_RUN_ROOT puts the folder
+# under another directory than docs/benchmark/ (ci/bench-selftest.sh).
 #
 # Why a script: the runs in docs/benchmark/ are what every claim in the
 # README rests on, and a folder assembled by hand missed a file now and
@@ -32,7 +35,7 @@ OUT=$1 NAME=$2 LOG=${3:-}
 # ci/bench.sh keeps its console output as run.log since 2026-11-29.
 [ -z "$LOG" ] && [ -f "$OUT/run.log" ] && LOG=$OUT/run.log
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-DEST=$REPO/docs/benchmark/$NAME
+DEST=${KEEP_RUN_ROOT:-$REPO/docs/benchmark}/$NAME
 
 [ -f "$OUT/results.csv" ] || { echo "keep_run: $OUT/results.csv is missing (not a finished ci/bench.sh run)" >&2; exit 1; }
 [ -e "$DEST" ] && { echo "keep_run: $DEST exists; pick another name" >&2; exit 1; }
@@ -74,8 +77,14 @@ print(" ".join(sorted({r["np"] for r in csv.DictReader(open(sys.argv[1]))}, key=
 for np in $nps; do
     if [ "$np" = 2 ]; then
         for column in near_us far_us median_us; do
-            python3 "$REPO/bench/readme_table.py" "$OUT/results.csv" --column "$column" --np 2 \
-                >"$DEST/readme-table-$column.md"
+            # A run may have had no launch with the cores far (or near):
+            # that column has no figure, and its table is left out.
+            if ! python3 "$REPO/bench/readme_table.py" "$OUT/results.csv" --column "$column" --np 2 \
+                >"$DEST/readme-table-$column.md" 2>"$DEST/.table-error"; then
+                echo "keep_run: note: no $column table: $(cat "$DEST/.table-error")" >&2
+                rm -f "$DEST/readme-table-$column.md"
+            fi
+            rm -f "$DEST/.table-error"
         done
     else
         python3 "$REPO/bench/readme_table.py" "$OUT/results.csv" --column median_us --np "$np" \

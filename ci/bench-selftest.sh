@@ -39,6 +39,15 @@
 #             traffic, and no placement figure appears (4 processes on the
 #             machine's 2 CPUs).  SKIP, loudly, where simulated nodes are unavailable
 #             (not root, no unshare).
+# 11. keep:   run 1's console output as ci/bench.sh kept it (OUT/run.log) has
+#             every line its caller's file got, and bench/keep_run.sh keeps
+#             that run (in the work folder, KEEP_RUN_ROOT): the state, CSVs
+#             and RESULT lines, report.py's tables taken from the log (no
+#             plot paths), the README tables at np=2 for the three columns
+#             (near_us or far_us left out, with a note, when no launch ran
+#             so placed);
+#             it refuses a folder that exists, and without a log it makes
+#             the tables again with report.py.
 #
 # Last line: "bench-selftest: N passed, M failed"; exit 1 if any failed.
 set -u -o pipefail
@@ -432,6 +441,61 @@ else
     else
         pass simnodes
     fi
+fi
+
+# ---- 11. keep (of run 1)
+out="$WORK/csv"
+kept="$WORK/kept"
+why=""
+if [ ! -f "$out/results.csv" ]; then
+    why="run 1 left no results.csv"
+elif ! diff -q <(sort "$out/run.log") <(sort "$WORK/csv.log") >/dev/null; then
+    # The same lines; the two streams' lines may interleave differently.
+    why="OUT/run.log does not hold the lines of the caller's copy of the console output"
+elif ! KEEP_RUN_ROOT="$kept" "$REPO/bench/keep_run.sh" "$out" run >"$WORK/keep.log" 2>&1; then
+    why="keep_run.sh failed: $(tail -3 "$WORK/keep.log")"
+else
+    d="$kept/run"
+    for f in results.csv state-start.txt state-end.txt probes.txt launches.txt \
+             results.txt.gz run.log tables.txt readme-table-median_us.md; do
+        [ -s "$d/$f" ] || why="$why; $f missing or empty"
+    done
+    cmp -s "$d/run.log" "$out/run.log" || why="$why; run.log not copied whole"
+    zcat "$d/results.txt.gz" 2>/dev/null | grep -q " RESULT op=" || why="$why; no RESULT line kept"
+    head -1 "$d/tables.txt" | grep -q "^== " || why="$why; tables.txt does not start with a table"
+    grep -q "/plots/.*\.png" "$d/tables.txt" && why="$why; tables.txt names the run's plots"
+    # The placement tables: each made, or left out with a note when no
+    # launch had the cores so placed (the run's CSV then has no figure).
+    for c in near_us far_us median_us; do
+        if [ -f "$d/readme-table-$c.md" ]; then
+            head -1 "$d/readme-table-$c.md" | grep -q "^| op | size |" ||
+                why="$why; readme-table-$c.md has no table header"
+        elif ! grep -q "no $c table" "$WORK/keep.log"; then
+            why="$why; readme-table-$c.md neither made nor noted"
+        fi
+    done
+    [ -e "$d/.table-error" ] && why="$why; a scratch file was left"
+    # Which columns had figures: a table for each, and none for the others.
+    for c in near_us far_us; do
+        has=$(python3 -c 'import csv,sys; print(int(any(r[sys.argv[2]] for r in csv.DictReader(open(sys.argv[1])) if r["config"] == "sharm")))' "$out/results.csv" "$c")
+        [ "$has" = 1 ] && [ ! -f "$d/readme-table-$c.md" ] && why="$why; no $c table though the run has $c figures"
+    done
+    KEEP_RUN_ROOT="$kept" "$REPO/bench/keep_run.sh" "$out" run >/dev/null 2>&1 &&
+        why="$why; keeping into an existing folder succeeded"
+    # Without a log: tables made again (a copy of the run, report.py
+    # rewrites its plots).
+    cp -r "$out" "$WORK/nolog" && rm -f "$WORK/nolog/run.log"
+    if KEEP_RUN_ROOT="$kept" "$REPO/bench/keep_run.sh" "$WORK/nolog" nolog >"$WORK/keep2.log" 2>&1; then
+        head -1 "$kept/nolog/tables.txt" | grep -q "^== " || why="$why; without a log, no tables"
+        [ -e "$kept/nolog/run.log" ] && why="$why; without a log, a run.log appeared"
+    else
+        why="$why; keep_run.sh without a log failed: $(tail -3 "$WORK/keep2.log")"
+    fi
+fi
+if [ -n "$why" ]; then
+    fail keep "${why#; }"
+else
+    pass keep
 fi
 
 echo "bench-selftest: $PASSED passed, $FAILED failed, $SKIPPED skipped"

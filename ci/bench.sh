@@ -213,9 +213,11 @@ mkdir -p "$BIN" "$RAW"
 # Each stream still goes where it went (fds 3 and 4 hold the originals):
 # callers that read one of them see what they saw before.  On exit the
 # streams are handed back and the two copies waited for, so a caller that
-# sent us to a file finds all of it there once we return.
+# sent us to a file finds all of it there once we return.  Both copies
+# append (the file was removed above): a copy that kept its own offset
+# wrote over the other's lines.
 exec 3>&1 4>&2
-exec > >(tee "$OUT/run.log")
+exec > >(tee -a "$OUT/run.log")
 LOG_COPIES=$!
 exec 2> >(tee -a "$OUT/run.log" >&4)
 LOG_COPIES="$LOG_COPIES $!"

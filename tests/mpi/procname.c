@@ -11,8 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stderr_file.h"
+
 int main(int argc, char **argv)
 {
+    stderr_to_file();
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
     char *all = NULL;
     int rank, size, len, die = -1;

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::repo;
+use super::{repo, StderrFiles};
 
 /// `ci/sim-nodes.sh`'s exit code for "not available here".
 pub const UNAVAILABLE: i32 = 77;
@@ -92,6 +92,10 @@ pub fn mpirun_args(
 pub struct Job {
     pub command: Command,
     pub marker: String,
+    /// Where the processes' standard error goes (`StderrFiles`), and how
+    /// many processes there are.
+    files: StderrFiles,
+    np: usize,
 }
 
 /// Builds the job `ci/sim-nodes.sh run <layout> <mpirun_opts> -- program args`.
@@ -108,6 +112,7 @@ pub fn job(
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     );
+    let files = StderrFiles::new();
     let mut command = Command::new("timeout");
     command
         .args(["-s", "KILL"])
@@ -115,11 +120,18 @@ pub fn job(
         .arg(script())
         .args(["run", &layout_arg(slots)])
         .args(mpirun_opts)
+        .args(StderrFiles::mpirun_args())
         .arg("--")
         .arg(program)
         .args(args)
         .env("SIM_NODES_RUN_ID", &marker);
-    Job { command, marker }
+    files.set_env(&mut command);
+    Job {
+        command,
+        marker,
+        files,
+        np: slots.iter().sum(),
+    }
 }
 
 /// Ids of live processes whose environment holds `SHARM_SIM_NODES_RUN=<marker>`
@@ -166,15 +178,18 @@ pub fn sweep(marker: &str) -> Vec<String> {
     }
 }
 
-/// Runs `job`; returns its output and whatever it left behind (killed).
+/// Runs `job`; returns its output (stderr: mpirun's, then each process's,
+/// rank by rank) and whatever it left behind (killed).
 pub fn run(mut job: Job) -> Result<(Output, Vec<String>), String> {
     // One mpirun at a time, shared with every other job of this test process.
     let _one = super::launch::one_job_at_a_time();
-    let out = job
+    let mut out = job
         .command
         .output()
         .map_err(|e| format!("cannot start the job: {e}"))?;
     let left = sweep(&job.marker);
+    out.stderr
+        .extend_from_slice(job.files.read(job.np).as_bytes());
     Ok((out, left))
 }
 
