@@ -4,9 +4,12 @@
 //! runs it under a timeout, one job at a time, and returns a [`Run`] with
 //! everything a failure report needs.
 //!
-//! The program must print `<name>: start np=N pids=a,b,...` first (the C
-//! checker does): those pids are what a timeout kills and whose
-//! `/dev/shm/sharm-<pid>-*` files must be gone after the job.
+//! A program that prints `<name>: start np=N pids=a,b,...` first (the C
+//! checker does) has those pids killed on a timeout and their
+//! `/dev/shm/sharm-<pid>-*` files checked after the job; the others
+//! (rules_check, single_copy_check) rely on mpirun's process group alone.
+//! Each process's standard error comes back whole (`StderrFiles`), after
+//! mpirun's own, in `Run::stderr`.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
