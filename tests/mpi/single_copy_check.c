@@ -103,8 +103,8 @@ static int vcount(int r, int n) { return n + r * 1237; }
  * every other process is already waiting for its header: the "bcasts=N"
  * mode's tests need headers that readers spin for, and without the lag
  * which process arrived first was up to the scheduler (a reader that came
- * after the header timed none; in 2 of 19 runs one process timed too few
- * of its peer's headers to report them). */
+ * after the header timed none; in 1 run of 40, 2026-11-29, one process
+ * timed too few of its peer's headers to report them). */
 static int root_lag_us;
 
 /* Spins (no sleep: the other processes must find us running, not waking)
