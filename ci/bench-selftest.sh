@@ -474,7 +474,6 @@ else
             why="$why; readme-table-$c.md neither made nor noted"
         fi
     done
-    [ -e "$d/.table-error" ] && why="$why; a scratch file was left"
     # Which columns had figures: a table for each, and none for the others.
     for c in near_us far_us; do
         has=$(python3 -c 'import csv,sys; print(int(any(r[sys.argv[2]] for r in csv.DictReader(open(sys.argv[1])) if r["config"] == "sharm")))' "$out/results.csv" "$c")
