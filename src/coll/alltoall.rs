@@ -31,8 +31,9 @@ use crate::shm::queue::{Pos, Readers, PREFETCH_MAX_BYTES};
 use tracing::trace;
 
 /// Where the block for each destination comes from: the send side, or (in
-/// place) a packed copy of the receive buffer, since a block may be
-/// overwritten before it is sent.
+/// place, a small Alltoall on a crowded node: `CROWDED_ASIDE_ALL_BYTES`) a
+/// packed copy of the receive buffer, since a block may be overwritten
+/// before it is sent.
 struct Sources<'a> {
     send: Option<&'a RootSide<'a>>,
     copy: Vec<u8>,
@@ -88,7 +89,20 @@ impl<'a> Sources<'a> {
     }
 }
 
-/// `send`: the send side (None: MPI_IN_PLACE, data taken from `recv`);
+/// On a crowded node an in-place Alltoall whose receive buffer takes at most
+/// this many bytes is copied aside whole and then runs as any other, its
+/// rounds published first where they fit (`publishes_first`, `small`);
+/// other in-place calls go a block at a time (`in_place`), whose rounds each
+/// need both of their processes on a core.  np=8 on 2 cores, 3 launches of
+/// 3,000 calls (2026-11-29, µs, whole copy / a block at a time / coll/tuned):
+/// blocks of 8 B 18-27 / 47-57 / 38-47, 1 KiB 21-31 / 50-63 / 96-109, 64 KiB
+/// (512 KiB whole) 312-505 / 289-310 / 525-644; np=4 64 KiB 58-66 / 52-73 /
+/// 89-105.  With a core per process a block at a time was the faster at
+/// every size tried (np=2, 8 B 0.26-0.38 against 0.32-0.48, 64 KiB 7.3-13.1
+/// against 10.8-11.1).  Every process knows the size, so all decide alike.
+const CROWDED_ASIDE_ALL_BYTES: usize = 256 << 10;
+
+/// `send`: the send side (None: MPI_IN_PLACE, see `in_place`);
 /// `uniform`: all blocks have the same size (MPI_Alltoall).
 pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, uniform: bool) -> bool {
     let p = sh.p;
@@ -118,6 +132,14 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
             sh.ran(called, Algorithm::Pairwise);
             return done;
         }
+    }
+    if send.is_none() && !(sh.crowded() && uniform && block_bytes * p <= CROWDED_ASIDE_ALL_BYTES) {
+        // MPI_IN_PLACE (given by every process: MPI requires it of all).
+        if chosen.is_none() {
+            sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
+        }
+        sh.ran(called, Algorithm::Pairwise);
+        return in_place(sh, recv);
     }
     let mut sources = Sources::new(send, recv, p);
     let own_copy = SelfCopy::new(send.map(|side| side.block(sh.me)), recv.block(sh.me));
@@ -352,43 +374,113 @@ fn pairwise(
     }
     for k in 1..p {
         let (to, from) = partners(me, k, p);
-        let op = rounds.op(k);
         let incoming = recv.block(from);
         let (mut src, out_bytes) = sources.block(to);
-        let mut sink = incoming.sink();
-        let in_bytes = incoming.bytes();
-        let out = if by_single_copy(sh, out_bytes) {
-            offers.make(sh, &mut src, out_bytes, op, Readers::One(to));
-            sh.cut(0)
-        } else {
-            sh.cut(out_bytes)
-        };
-        let inc = sh.cut(if by_single_copy(sh, in_bytes) {
-            0
-        } else {
-            in_bytes
-        });
-        let most = out.count().max(inc.count());
-        let slots = sh.queues.layout().s;
-        let lag = out.lag(slots, most).min(inc.lag(slots, most));
-        for step in 0..most + lag {
-            if step < out.count() {
-                sh.send(&mut src, out, op, step, Readers::One(to));
-            }
-            if step + 1 >= out.count() {
-                own_copy.run();
-            }
-            if let Some(i) = step.checked_sub(lag).filter(|&i| i < inc.count()) {
-                sh.recv(from, &mut sink, inc, op, i);
-            }
-        }
-        if by_single_copy(sh, in_bytes) {
-            outcome.note(sh.take(from, op, &mut sink, in_bytes));
-        }
+        exchange_round(
+            sh,
+            rounds.op(k),
+            (to, &mut src, out_bytes),
+            (from, &mut incoming.sink(), incoming.bytes()),
+            (&mut offers, &mut outcome),
+            || own_copy.run(),
+        );
     }
     let copied = own_copy.finish();
     offers.settle(sh);
     outcome.finish("MPI_Alltoall(v)") && copied
+}
+
+/// One round of the pairwise exchange on its own: our stream (`src`,
+/// `out_bytes` bytes) to `to` and the stream from `from` into `sink`
+/// (`in_bytes`), as operation `op`.  The reads trail the writes by as many
+/// fragments as both queues hold (see `pairwise`); a block large enough
+/// goes by single copy instead, offered first and pulled last, the offer
+/// left in `offers` for the caller to settle.  `sent` runs once our stream
+/// is out.
+fn exchange_round(
+    sh: &mut Shared,
+    op: u64,
+    (to, src, out_bytes): (usize, &mut Payload, usize),
+    (from, sink, in_bytes): (usize, &mut Payload, usize),
+    (offers, outcome): (&mut Offers, &mut Outcome),
+    mut sent: impl FnMut(),
+) {
+    let out = if by_single_copy(sh, out_bytes) {
+        offers.make(sh, src, out_bytes, op, Readers::One(to));
+        sh.cut(0)
+    } else {
+        sh.cut(out_bytes)
+    };
+    let pulled = by_single_copy(sh, in_bytes);
+    let inc = sh.cut(if pulled { 0 } else { in_bytes });
+    let most = out.count().max(inc.count());
+    let slots = sh.queues.layout().s;
+    let lag = out.lag(slots, most).min(inc.lag(slots, most));
+    for step in 0..most + lag {
+        if step < out.count() {
+            sh.send(src, out, op, step, Readers::One(to));
+        }
+        if step + 1 >= out.count() {
+            sent();
+        }
+        if let Some(i) = step.checked_sub(lag).filter(|&i| i < inc.count()) {
+            sh.recv(from, sink, inc, op, i);
+        }
+    }
+    if pulled {
+        outcome.note(sh.take(from, op, sink, in_bytes));
+    }
+}
+
+/// Alltoall(v) with MPI_IN_PLACE: block j of the receive buffer goes to
+/// process j and is replaced by j's block for us, of the same size (MPI
+/// asks the two ends of a pair for the same type signature, and every
+/// process to pass MPI_IN_PLACE, so all come here).  The rounds swap: in
+/// round k (0 <= k < p) a process pairs with (k - me) mod p, so each pair
+/// meets once, in round (a + b) mod p, and a process paired with itself
+/// sits the round out.  Each block is copied aside just before its round
+/// and sent from there; the copy's offer, if it goes by single copy, is
+/// settled before the next round reuses the space.
+///
+/// Why a block at a time: the memory.  Copying the whole receive buffer
+/// aside first, as this did until 2026-11-29, doubled the call's footprint,
+/// and a program passes MPI_IN_PLACE when memory is short: ompi-tests-public's
+/// big-count Alltoall (8 GB of blocks per process at np=2, 23 GiB of RAM)
+/// was killed by the kernel for it.  One block aside is what coll/tuned's
+/// in-place Alltoall keeps too.
+fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
+    let (me, p) = (sh.me, sh.p);
+    let rounds = Rounds::take(sh);
+    let others = || {
+        (0..p)
+            .filter(move |&r| r != me)
+            .map(|r| recv.block(r).bytes())
+    };
+    sh.land_call(others().sum());
+    let mut aside = vec![0u8; others().max().unwrap_or(0)];
+    let mut outcome = Outcome::default();
+    for k in 0..p {
+        let peer = (k + p - me) % p;
+        if peer == me {
+            continue;
+        }
+        let block = recv.block(peer);
+        let bytes = block.bytes();
+        // SAFETY: `aside` holds the largest block; the stream holds `bytes`.
+        unsafe { block.source().read(0, aside.as_mut_ptr(), bytes) };
+        let mut offers = Offers::default();
+        exchange_round(
+            sh,
+            rounds.op(k),
+            (peer, &mut Payload::Contiguous(aside.as_mut_ptr()), bytes),
+            (peer, &mut block.sink(), bytes),
+            (&mut offers, &mut outcome),
+            || {},
+        );
+        offers.settle(sh);
+    }
+    trace!("MPI_Alltoall(v) on {p} processes swapped its blocks in place, one aside at a time");
+    outcome.finish("MPI_Alltoall(v)")
 }
 
 /// Whether `pairwise` publishes every round's block before it reads any:

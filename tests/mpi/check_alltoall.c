@@ -1,6 +1,7 @@
 /*
  * check_alltoall.c: Alltoall and Alltoallv, with and without MPI_IN_PLACE
- * (symmetric counts, as MPI requires), every datatype pair.
+ * (symmetric counts, as MPI requires), every datatype pair; and how much
+ * memory an in-place call takes (scenario inplace_memory).
  */
 #include "check_support.h"
 
@@ -83,5 +84,97 @@ void scenario_alltoall(void)
     struct cinfo w = cinfo_of(MPI_COMM_WORLD);
     run_flat(&w, t_alltoall);
     run_flat(&w, t_alltoallv);
+    cinfo_free(&w);
+}
+
+/* Kibibytes of the /proc/self/status line `field` ("VmRSS:", "VmHWM:"). */
+static long status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) die("cannot open /proc/self/status");
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, field, strlen(field)) == 0) {
+            kib = strtol(line + strlen(field), NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    if (kib < 0) die("no %s in /proc/self/status", field);
+    return kib;
+}
+
+/* Makes VmHWM start again from the current resident set (Linux >= 4.0). */
+static void reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f || fputs("5", f) < 0 || fclose(f) != 0) die("cannot reset the peak resident set");
+}
+
+/*
+ * One in-place Alltoall (v: Alltoallv, equal counts) of `whole` bytes of
+ * MPI_INT per process, checked for its result and for the memory it took:
+ * the peak resident set may grow by one block and some slack, never by a
+ * copy of the whole buffer.  A warm-up call first, so that the queues and
+ * the library's own buffers are resident before the peak is reset.
+ */
+static void inplace_memory_call(const struct cinfo *c, size_t whole, int v, uint64_t seed)
+{
+    const int me = c->rank, p = c->size;
+    const size_t n = whole / sizeof(int) / (size_t) p, block = n * sizeof(int);
+    int *counts = xmalloc(sizeof(int) * (size_t) p), *displs = xmalloc(sizeof(int) * (size_t) p);
+    for (int j = 0; j < p; ++j) {
+        counts[j] = (int) n;
+        displs[j] = (int) ((size_t) j * n);
+    }
+    int *buf = xmalloc(block * (size_t) p);
+    const enum coll kind = v ? C_ALLTOALLV : C_ALLTOALL;
+    for (int round = 0; round < 2; ++round) {
+        /* Element i of block j: what `me` sends to j, unique per (me, j, i). */
+        for (int j = 0; j < p; ++j)
+            for (size_t i = 0; i < n; ++i) buf[(size_t) j * n + i] = (int) (seed + (uint64_t) (me * 131 + j) * n + i);
+        setctx(c, kind, "MPI_INT count=%zu per block, whole=%zu bytes, root=-in-place (memory check, call %d)", n,
+               whole, round + 1);
+        enum expect e = expect_call(c, v ? -1 : (long long) (block * (size_t) p), EX_SERVE);
+        struct snap s = pv_snap(kind);
+        MPI_CHECK(MPI_Barrier(c->comm));
+        reset_peak();
+        long rss0 = status_kib("VmRSS:");
+        if (v)
+            MPI_CHECK(MPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_INT, buf, counts, displs, MPI_INT, c->comm));
+        else
+            MPI_CHECK(MPI_Alltoall(MPI_IN_PLACE, (int) n, MPI_INT, buf, (int) n, MPI_INT, c->comm));
+        long grew = status_kib("VmHWM:") - rss0;
+        pv_check(kind, s, e);
+        for (int j = 0; j < p; ++j)
+            for (size_t i = 0; i < n; ++i) {
+                int want = (int) (seed + (uint64_t) (j * 131 + me) * n + i);
+                if (buf[(size_t) j * n + i] != want)
+                    die("block from %d, element %zu: %d, expected %d", j, i, buf[(size_t) j * n + i], want);
+            }
+        /* Halfway between one block (what an in-place call needs aside) and
+         * the whole buffer (a copy of all of it). */
+        long limit = (long) ((block + block * (size_t) p) / 2 / 1024);
+        if (round == 1 && grew > limit)
+            die("the peak resident set grew by %ld KiB over the call, more than %ld (blocks of %zu KiB, %zu in all)",
+                grew, limit, block / 1024, block * (size_t) p / 1024);
+        if (round == 1 && w_rank == 0) {
+            printf(CHECK_NAME ": in-place %s of %zu KiB: peak resident set +%ld KiB (limit %ld)\n",
+                   v ? "Alltoallv" : "Alltoall", whole / 1024, grew, limit);
+            fflush(stdout);
+        }
+    }
+    free(buf);
+    free(counts);
+    free(displs);
+}
+
+void scenario_inplace_memory(void)
+{
+    struct cinfo w = cinfo_of(MPI_COMM_WORLD);
+    size_t whole = (size_t) opt_big_or(64L << 20);
+    inplace_memory_call(&w, whole, 0, next_seed());
+    inplace_memory_call(&w, whole, 1, next_seed());
     cinfo_free(&w);
 }

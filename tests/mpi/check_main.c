@@ -16,6 +16,9 @@
  *   gather       Gather and Gatherv; scatter: Scatter and Scatterv
  *   allgather    Allgather and Allgatherv
  *   alltoall     Alltoall and Alltoallv
+ *   inplace_memory  in-place Alltoall and Alltoallv of --big bytes [64 MiB]
+ *                each: the peak resident set may grow by a block, not by
+ *                the whole buffer
  *   redscat      Reduce_scatter_block and Reduce_scatter
  *   scan         Scan and Exscan
  *   barrier      Barrier through a shared-memory window
@@ -36,6 +39,7 @@
  *   --hierarchy M    the run's coll_sharm_hierarchy (auto, off, on) [auto]
  *   --vnode K        the run's coll_sharm_virtual_node_size          [0]
  *   --big BYTES      largest message of "big" [16 MiB], total of "big_others" [4 MiB]
+ *                    (and of inplace_memory [64 MiB])
  *   --calls N        calls of "stress" [10000] and of "mixed" [2000]
  *   --iters N        barrier iterations per communicator [400]
  *   --alarm SECONDS  abort with a description of the pending call after this
@@ -75,6 +79,7 @@ static const struct {
     {"scatter", scenario_scatter},
     {"allgather", scenario_allgather},
     {"alltoall", scenario_alltoall},
+    {"inplace_memory", scenario_inplace_memory},
     {"redscat", scenario_redscat},
     {"scan", scenario_scan},
     {"barrier", scenario_barrier},
