@@ -575,8 +575,9 @@ fn crowded_run(np: usize, verbose: &str) -> String {
 /// instead of round by round: the checker requires the alltoall counter to
 /// move around them (`crowded` mode), and each process must say, at verbose
 /// 100, that it left the rounds.  In place, each process swaps its blocks
-/// one at a time instead (each still by single copy), and says so: offering
-/// them all at once would need a copy of the whole buffer aside.
+/// one at a time instead (each still by single copy, from a copy aside),
+/// and says so: offering them all at once would need a copy of the whole
+/// buffer aside.
 #[test]
 fn crowded_node_pulls_alltoall_blocks_as_offered() {
     let np = 4;
@@ -584,8 +585,7 @@ fn crowded_node_pulls_alltoall_blocks_as_offered() {
     let count = |line: &str| out.matches(line).count();
     let pulled =
         count("MPI_Alltoall(v) on 4 processes pulled every block as offered (crowded node)");
-    let swapped =
-        count("MPI_Alltoall(v) on 4 processes swapped its blocks in place, one aside at a time");
+    let swapped = count("MPI_Alltoall(v) on 4 processes swapped its blocks in place");
     assert!(
         pulled >= np && swapped >= np,
         "every process pulls the large Alltoall as offered ({pulled} lines) and swaps the \

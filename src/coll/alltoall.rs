@@ -438,16 +438,23 @@ fn exchange_round(
 /// process to pass MPI_IN_PLACE, so all come here).  The rounds swap: in
 /// round k (0 <= k < p) a process pairs with (k - me) mod p, so each pair
 /// meets once, in round (a + b) mod p, and a process paired with itself
-/// sits the round out.  Each block is copied aside just before its round
-/// and sent from there; the copy's offer, if it goes by single copy, is
-/// settled before the next round reuses the space.
+/// sits the round out.
+///
+/// Through the queues a block needs no copy aside: the two streams of a
+/// swap have the same datatype, count and place, so stream offset x is the
+/// same bytes both ways, and `exchange_round` publishes fragment i (copies
+/// it into our queue) before it writes incoming fragment i over it (its
+/// reads trail its writes).  A block that goes by single copy is offered
+/// for the peer to pull while we pull its block over ours, so it is copied
+/// aside first and offered from there; the offer is settled before the
+/// next round reuses the space.
 ///
 /// Why a block at a time: the memory.  Copying the whole receive buffer
 /// aside first, as this did until 2026-11-29, doubled the call's footprint,
 /// and a program passes MPI_IN_PLACE when memory is short: ompi-tests-public's
 /// big-count Alltoall (8 GB of blocks per process at np=2, 23 GiB of RAM)
-/// was killed by the kernel for it.  One block aside is what coll/tuned's
-/// in-place Alltoall keeps too.
+/// was killed by the kernel for it.  coll/tuned's in-place Alltoall keeps
+/// one block aside.
 fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
     let (me, p) = (sh.me, sh.p);
     let rounds = Rounds::take(sh);
@@ -457,7 +464,8 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
             .map(|r| recv.block(r).bytes())
     };
     sh.land_call(others().sum());
-    let mut aside = vec![0u8; others().max().unwrap_or(0)];
+    let pulled = others().filter(|&bytes| by_single_copy(sh, bytes));
+    let mut aside = vec![0u8; pulled.max().unwrap_or(0)];
     let mut outcome = Outcome::default();
     for k in 0..p {
         let peer = (k + p - me) % p;
@@ -466,20 +474,26 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
         }
         let block = recv.block(peer);
         let bytes = block.bytes();
-        // SAFETY: `aside` holds the largest block; the stream holds `bytes`.
-        unsafe { block.source().read(0, aside.as_mut_ptr(), bytes) };
+        let mut src = if by_single_copy(sh, bytes) {
+            // SAFETY: `aside` holds the largest such block; the stream
+            // holds `bytes`.
+            unsafe { block.source().read(0, aside.as_mut_ptr(), bytes) };
+            Payload::Contiguous(aside.as_mut_ptr())
+        } else {
+            block.source()
+        };
         let mut offers = Offers::default();
         exchange_round(
             sh,
             rounds.op(k),
-            (peer, &mut Payload::Contiguous(aside.as_mut_ptr()), bytes),
+            (peer, &mut src, bytes),
             (peer, &mut block.sink(), bytes),
             (&mut offers, &mut outcome),
             || {},
         );
         offers.settle(sh);
     }
-    trace!("MPI_Alltoall(v) on {p} processes swapped its blocks in place, one aside at a time");
+    trace!("MPI_Alltoall(v) on {p} processes swapped its blocks in place");
     outcome.finish("MPI_Alltoall(v)")
 }
 

@@ -17,8 +17,10 @@
  *   allgather    Allgather and Allgatherv
  *   alltoall     Alltoall and Alltoallv
  *   inplace_memory  in-place Alltoall and Alltoallv of --big bytes [64 MiB]
- *                each: the peak resident set may grow by a block, not by
- *                the whole buffer
+ *                each through the queues: the peak resident set may not grow
+ *                by half a block
+ *   inplace_memory_aside  the same by single copy: by a block (aside), not
+ *                by the whole buffer
  *   redscat      Reduce_scatter_block and Reduce_scatter
  *   scan         Scan and Exscan
  *   barrier      Barrier through a shared-memory window
@@ -80,6 +82,7 @@ static const struct {
     {"allgather", scenario_allgather},
     {"alltoall", scenario_alltoall},
     {"inplace_memory", scenario_inplace_memory},
+    {"inplace_memory_aside", scenario_inplace_memory_aside},
     {"redscat", scenario_redscat},
     {"scan", scenario_scan},
     {"barrier", scenario_barrier},

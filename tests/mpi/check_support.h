@@ -380,6 +380,7 @@ void t_alltoall(const struct cinfo *c, const struct pair *pr, size_t units, int 
 void t_alltoallv(const struct cinfo *c, const struct pair *pr, size_t units, int ip, uint64_t seed);
 void scenario_alltoall(void);
 void scenario_inplace_memory(void);
+void scenario_inplace_memory_aside(void);
 /* check_reduce_scatter.c */
 void t_reduce_scatter(const struct cinfo *c, const struct combo *cb, size_t n, int block, int ip, uint64_t seed);
 void scenario_redscat(void);
