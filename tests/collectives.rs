@@ -114,15 +114,19 @@ fn np2_big_blocks_own_copies_stream() {
 /// aside: it fails when the peak grows by more than halfway from one block
 /// to the whole buffer.  Before 2026-11-29 it grew by the whole 64 MiB.
 fn in_place_memory(np: usize, single_copy: &str) {
-    let mca = [
-        ("coll_sharm_single_copy", single_copy),
-        ("coll_sharm_single_copy_min_size", "4096"),
-    ];
     let scenario = match single_copy {
         "none" => "inplace_memory",
         _ => "inplace_memory_aside",
     };
-    let (_, served, _) = totals(np, scenario, &mca, &[]);
+    in_place_memory_of(np, single_copy, scenario, &[]);
+}
+
+fn in_place_memory_of(np: usize, single_copy: &str, scenario: &str, args: &[&str]) {
+    let mca = [
+        ("coll_sharm_single_copy", single_copy),
+        ("coll_sharm_single_copy_min_size", "4096"),
+    ];
+    let (_, served, _) = totals(np, scenario, &mca, args);
     assert!(served > 0, "sharm served nothing");
 }
 
@@ -139,6 +143,13 @@ fn np2_in_place_memory_by_single_copy() {
 #[test]
 fn np4_in_place_memory_by_queues() {
     in_place_memory(4, "none");
+}
+
+/// Blocks beyond 64 MiB (80 MiB here) take the queues even under `cma`,
+/// so nothing is copied aside (`alltoall::IN_PLACE_ASIDE_MAX_BYTES`).
+#[test]
+fn np2_in_place_memory_large_blocks_by_queues() {
+    in_place_memory_of(2, "cma", "inplace_memory", &["--big", "167772160"]);
 }
 
 // ---- Allreduce under the two newer algorithms ----

@@ -376,11 +376,17 @@ fn pairwise(
         let (to, from) = partners(me, k, p);
         let incoming = recv.block(from);
         let (mut src, out_bytes) = sources.block(to);
+        let in_bytes = incoming.bytes();
         exchange_round(
             sh,
             rounds.op(k),
-            (to, &mut src, out_bytes),
-            (from, &mut incoming.sink(), incoming.bytes()),
+            (to, &mut src, out_bytes, by_single_copy(sh, out_bytes)),
+            (
+                from,
+                &mut incoming.sink(),
+                in_bytes,
+                by_single_copy(sh, in_bytes),
+            ),
             (&mut offers, &mut outcome),
             || own_copy.run(),
         );
@@ -393,25 +399,24 @@ fn pairwise(
 /// One round of the pairwise exchange on its own: our stream (`src`,
 /// `out_bytes` bytes) to `to` and the stream from `from` into `sink`
 /// (`in_bytes`), as operation `op`.  The reads trail the writes by as many
-/// fragments as both queues hold (see `pairwise`); a block large enough
-/// goes by single copy instead, offered first and pulled last, the offer
-/// left in `offers` for the caller to settle.  `sent` runs once our stream
-/// is out.
+/// fragments as both queues hold (see `pairwise`); a block marked `single`
+/// (both ends decide alike, from its size) goes by single copy instead,
+/// offered first and pulled last, the offer left in `offers` for the caller
+/// to settle.  `sent` runs once our stream is out.
 fn exchange_round(
     sh: &mut Shared,
     op: u64,
-    (to, src, out_bytes): (usize, &mut Payload, usize),
-    (from, sink, in_bytes): (usize, &mut Payload, usize),
+    (to, src, out_bytes, offered): (usize, &mut Payload, usize, bool),
+    (from, sink, in_bytes, pulled): (usize, &mut Payload, usize, bool),
     (offers, outcome): (&mut Offers, &mut Outcome),
     mut sent: impl FnMut(),
 ) {
-    let out = if by_single_copy(sh, out_bytes) {
+    let out = if offered {
         offers.make(sh, src, out_bytes, op, Readers::One(to));
         sh.cut(0)
     } else {
         sh.cut(out_bytes)
     };
-    let pulled = by_single_copy(sh, in_bytes);
     let inc = sh.cut(if pulled { 0 } else { in_bytes });
     let most = out.count().max(inc.count());
     let slots = sh.queues.layout().s;
@@ -447,7 +452,9 @@ fn exchange_round(
 /// reads trail its writes).  A block that goes by single copy is offered
 /// for the peer to pull while we pull its block over ours, so it is copied
 /// aside first and offered from there; the offer is settled before the
-/// next round reuses the space.
+/// next round reuses the space.  Blocks beyond `IN_PLACE_ASIDE_MAX_BYTES`
+/// take the queues whatever their size, so that the copy aside stays
+/// bounded.
 ///
 /// Why a block at a time: the memory.  Copying the whole receive buffer
 /// aside first, as this did until 2026-11-29, doubled the call's footprint,
@@ -464,7 +471,9 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
             .map(|r| recv.block(r).bytes())
     };
     sh.land_call(others().sum());
-    let pulled = others().filter(|&bytes| by_single_copy(sh, bytes));
+    let single =
+        |sh: &Shared, bytes| bytes <= IN_PLACE_ASIDE_MAX_BYTES && by_single_copy(sh, bytes);
+    let pulled = others().filter(|&bytes| single(sh, bytes));
     let mut aside = vec![0u8; pulled.max().unwrap_or(0)];
     let mut outcome = Outcome::default();
     for k in 0..p {
@@ -474,7 +483,8 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
         }
         let block = recv.block(peer);
         let bytes = block.bytes();
-        let mut src = if by_single_copy(sh, bytes) {
+        let by_single_copy = single(sh, bytes);
+        let mut src = if by_single_copy {
             // SAFETY: `aside` holds the largest such block; the stream
             // holds `bytes`.
             unsafe { block.source().read(0, aside.as_mut_ptr(), bytes) };
@@ -486,8 +496,8 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
         exchange_round(
             sh,
             rounds.op(k),
-            (peer, &mut src, bytes),
-            (peer, &mut block.sink(), bytes),
+            (peer, &mut src, bytes, by_single_copy),
+            (peer, &mut block.sink(), bytes, by_single_copy),
             (&mut offers, &mut outcome),
             || {},
         );
@@ -496,6 +506,13 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
     trace!("MPI_Alltoall(v) on {p} processes swapped its blocks in place");
     outcome.finish("MPI_Alltoall(v)")
 }
+
+/// The largest block an in-place Alltoall(v) moves by single copy, which
+/// needs it copied aside (`in_place`); larger blocks take the queues, which
+/// need nothing aside.  A bound on the memory a call takes beyond the
+/// application's, well above the sizes from which single copy is chosen
+/// (256 KiB to 4 MiB).
+const IN_PLACE_ASIDE_MAX_BYTES: usize = 64 << 20;
 
 /// Whether `pairwise` publishes every round's block before it reads any:
 /// when each of our p-1 blocks is one offer or one fragment, or on a
