@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs two external correctness suites against Open MPI with sharm forced,
-# and reports every test that fails with sharm but passes without it:
+# Runs external correctness suites against Open MPI with sharm forced, and
+# reports every test that fails with sharm but passes without it:
 #
 #  * MPICH's collective tests (test/mpi/coll of an MPICH source tree), built
 #    against this machine's Open MPI with the tests' own support library
@@ -8,14 +8,25 @@
 #    coll/testlist.in;
 #  * the Intel MPI Benchmarks' IMB-MPI1 built in check mode (-DCHECK), whose
 #    "defects" column counts wrong results, for the 14 collectives sharm
-#    serves or hands over, at 2..N processes.
+#    serves or hands over, at 2..N processes;
+#  * with --ompi-tests, two suites of Open MPI's own public tests
+#    (open-mpi/ompi-tests-public): alltoallv_validation (Alltoallv over
+#    derived datatypes with negative strides and lower bounds, holes and
+#    padding, every pair of them, results and guard bytes checked) at 2, 3, 5
+#    and 8 processes under several seeds, and collective-big-count (every
+#    collective with a payload near 2 GB, and with counts near INT_MAX of
+#    4- and 16-byte types, in place too) at 2 processes, each program under
+#    BIGCOUNT_MEMORY_PERCENT of the RAM (--bigcount-percent, 40: the
+#    largest calls then move several GB per process; about 15 minutes).
 #
-# Neither suite is on a package registry this project may use, so the sources
-# are given: an MPICH tree (`apt-get source mpich` with deb-src enabled, or a
-# checkout of pmodels/mpich) and an IMB tree (intel/mpi-benchmarks).  Not part
-# of .ci/run (it adds about half an hour); run it before a release.
+# None of the suites is on a package registry this project may use, so the
+# sources are given: an MPICH tree (`apt-get source mpich` with deb-src
+# enabled, or a checkout of pmodels/mpich), an IMB tree (intel/mpi-benchmarks)
+# and an ompi-tests-public tree.  Not part of .ci/run (it adds about half an
+# hour, and the big counts need the memory); run it before a release.
 #
 # Usage: ci/external-suites.sh --mpich DIR [--imb DIR] [--imb-np N] [--out DIR]
+#                              [--ompi-tests DIR] [--bigcount-percent P]
 #                              [--mca 'extra mpirun args'] [--only REGEX]
 #   --mca adds arguments to the runs with sharm (e.g. "--mca
 #   coll_sharm_fragment_size 64 --mca coll_sharm_queue_slots 2" to stress
@@ -33,6 +44,8 @@ cd "$(dirname "$0")/.."
 MPICH=
 IMB=
 IMB_NP=8
+OMPI_TESTS=
+BIGCOUNT_PERCENT=40
 OUT=${TMPDIR:-/tmp}/sharm-external
 EXTRA_MCA=
 ONLY=
@@ -41,10 +54,12 @@ while [ $# -gt 0 ]; do
         --mpich) MPICH=${2:?}; shift ;;
         --imb) IMB=${2:?}; shift ;;
         --imb-np) IMB_NP=${2:?}; shift ;;
+        --ompi-tests) OMPI_TESTS=${2:?}; shift ;;
+        --bigcount-percent) BIGCOUNT_PERCENT=${2:?}; shift ;;
         --out) OUT=${2:?}; shift ;;
         --mca) EXTRA_MCA=${2:?}; shift ;;
         --only) ONLY=${2:?}; shift ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -225,9 +240,77 @@ if [ -n "$IMB" ]; then
     [ "$defects" = 0 ] && [ "$(echo "$rows" | grep -c .)" -gt 0 ] || imb_bad=1
 fi
 
+# ---- Open MPI's public tests ---------------------------------------------------
+ompi_bad=()
+ompi_both=()
+if [ -n "$OMPI_TESTS" ]; then
+    O=$(cd "$OMPI_TESTS" && pwd)
+    [ -d "$O/collective-big-count" ] && [ -d "$O/alltoallv_validation" ] ||
+        die "$OMPI_TESTS has no collective-big-count/ or alltoallv_validation/"
+    rm -rf "$OUT/ompi-tests" && mkdir -p "$OUT/ompi-tests"
+    cp -r "$O/collective-big-count" "$O/alltoallv_validation" "$OUT/ompi-tests/"
+    A=$OUT/ompi-tests/alltoallv_validation
+    B=$OUT/ompi-tests/collective-big-count
+    say "building ompi-tests-public's alltoallv_ddt and collective-big-count"
+    { "$CC" -O2 -c "$A/src/typemap.c" -o "$A/typemap.o" &&
+        "${MPICXX:-mpicxx.openmpi}" -O2 -o "$A/alltoallv_ddt" "$A/src/alltoallv_ddt.cpp" "$A/typemap.o"
+    } >"$OUT/logs/ompi-tests-build.log" 2>&1 || die "alltoallv_ddt did not build ($OUT/logs/ompi-tests-build.log)"
+    make -C "$B" CC="$CC" all >>"$OUT/logs/ompi-tests-build.log" 2>&1 ||
+        die "collective-big-count did not build ($OUT/logs/ompi-tests-build.log)"
+    # ompi_one MODE (sharm|base) NAME NP PASS-REGEX COMMAND...: PASS/FAIL/TIMEOUT.
+    ompi_one() {
+        local mode=$1 name=$2 np=$3 pass=$4; shift 4
+        local log="$OUT/logs/$mode-$name-np$np.log" rc
+        local mca=("${BASE[@]}")
+        # shellcheck disable=SC2206
+        [ "$mode" = sharm ] && mca=("${SHARM[@]}" $EXTRA_MCA)
+        timeout -k 5 1200 "${MPIRUN[@]}" "${mca[@]}" -np "$np" \
+            -x BIGCOUNT_ENABLE_NONBLOCKING=0 -x BIGCOUNT_MEMORY_PERCENT="$BIGCOUNT_PERCENT" "$@" \
+            >"$log" 2>&1 </dev/null
+        rc=$?
+        if [ $rc = 124 ] || [ $rc = 137 ]; then echo TIMEOUT
+        elif [ $rc = 0 ] && grep -qE "$pass" "$log" && ! grep -qE 'ERROR|FAIL' "$log"; then echo PASS
+        else echo FAIL; fi
+    }
+    # ompi_case NAME NP PASS-REGEX COMMAND...: with sharm, then (on a
+    # failure) without it, to tell whose failure it is.
+    ompi_ran=0
+    ompi_passed=0
+    ompi_case() {
+        local verdict
+        ompi_ran=$((ompi_ran + 1))
+        verdict=$(ompi_one sharm "$@")
+        if [ "$verdict" = PASS ]; then
+            ompi_passed=$((ompi_passed + 1))
+        elif [ "$(ompi_one base "$@")" = PASS ]; then
+            ompi_bad+=("$1 np=$2 ($verdict)")
+        else
+            ompi_both+=("$1 np=$2 ($verdict with and without sharm)")
+        fi
+    }
+    seeds=("" "-w 1 -r 1 -i 1" "-s 1234 -c 40" "-w 0" "-s 7 -c 200 -t 3")
+    for np in 2 3 5 8; do
+        for k in "${!seeds[@]}"; do
+            [ -z "$ONLY" ] || [[ alltoallv_ddt =~ $ONLY ]] || continue
+            # shellcheck disable=SC2086
+            ompi_case "alltoallv_ddt-$k" "$np" 'All tests passsed' "$A/alltoallv_ddt" ${seeds[$k]}
+        done
+    done
+    for src in "$B"/test_*.c; do
+        t=$(basename "$src" .c)
+        for bin in "$t" "${t}_uniform_count"; do
+            [ -z "$ONLY" ] || [[ $bin =~ $ONLY ]] || continue
+            ompi_case "$bin" 2 'PASSED|Passed' "$B/$bin"
+        done
+    done
+    say "ompi-tests-public: $ompi_passed of $ompi_ran passed with sharm (big counts at $BIGCOUNT_PERCENT % of the RAM)"
+    for t in "${ompi_both[@]}"; do say "  fails without sharm too (not sharm's): $t"; done
+    for t in "${ompi_bad[@]}"; do say "  FAILS ONLY WITH SHARM: $t"; done
+fi
+
 leftover=$(find /dev/shm -maxdepth 1 -name '*sharm*' 2>/dev/null | wc -l)
 [ "$leftover" = 0 ] || say "left in /dev/shm: $leftover sharm files"
-if [ ${#sharm_only[@]} = 0 ] && [ $imb_bad = 0 ] && [ "$leftover" = 0 ]; then
+if [ ${#sharm_only[@]} = 0 ] && [ $imb_bad = 0 ] && [ ${#ompi_bad[@]} = 0 ] && [ "$leftover" = 0 ]; then
     say "PASS"
 else
     say "FAIL"
