@@ -94,7 +94,8 @@ impl<'a> Sources<'a> {
 /// rounds published first where they fit (`publishes_first`, `small`);
 /// other in-place calls go a block at a time (`in_place`), whose rounds each
 /// need both of their processes on a core.  np=8 on 2 cores, 3 launches of
-/// 3,000 calls (2026-11-29, µs, whole copy / a block at a time / coll/tuned):
+/// 3,000 calls (2026-11-29, µs, whole copy / a block at a time, each block
+/// copied aside as in 2576a39 / coll/tuned):
 /// blocks of 8 B 18-27 / 47-57 / 38-47, 1 KiB 21-31 / 50-63 / 96-109, 64 KiB
 /// (512 KiB whole) 312-505 / 289-310 / 525-644; np=4 64 KiB 58-66 / 52-73 /
 /// 89-105.  With a core per process a block at a time was the faster at
@@ -399,10 +400,11 @@ fn pairwise(
 /// One round of the pairwise exchange on its own: our stream (`src`,
 /// `out_bytes` bytes) to `to` and the stream from `from` into `sink`
 /// (`in_bytes`), as operation `op`.  The reads trail the writes by as many
-/// fragments as both queues hold (see `pairwise`); a block marked `single`
-/// (both ends decide alike, from its size) goes by single copy instead,
-/// offered first and pulled last, the offer left in `offers` for the caller
-/// to settle.  `sent` runs once our stream is out.
+/// fragments as both queues hold (see `pairwise`).  Our block goes by
+/// single copy instead when `offered`, offered first and left in `offers`
+/// for the caller to settle, and theirs when `pulled`, pulled last; the two
+/// ends of a block decide alike, from its size.  `sent` runs once our
+/// stream is out.
 fn exchange_round(
     sh: &mut Shared,
     op: u64,
