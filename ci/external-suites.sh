@@ -37,7 +37,9 @@
 # What a run does not cover, by design: MPI-4 persistent collectives (p_*),
 # the MPI-4 large-count API (coll_large, uoplong_large), GPU tests, and
 # testlist lines that only configure MPICH itself (env=MPIR_CVAR_*): Open MPI
-# 4.1 has no such functions or variables.  They are listed as skipped.
+# 4.1 has no such functions or variables.  They are listed as skipped.  The
+# big-count programs run their blocking calls only
+# (BIGCOUNT_ENABLE_NONBLOCKING=0): sharm hands nonblocking ones over.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
