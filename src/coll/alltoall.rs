@@ -98,9 +98,11 @@ impl<'a> Sources<'a> {
 /// copied aside as in 2576a39 / coll/tuned):
 /// blocks of 8 B 18-27 / 47-57 / 38-47, 1 KiB 21-31 / 50-63 / 96-109, 64 KiB
 /// (512 KiB whole) 312-505 / 289-310 / 525-644; np=4 64 KiB 58-66 / 52-73 /
-/// 89-105.  With a core per process a block at a time was the faster at
-/// every size tried (np=2, 8 B 0.26-0.38 against 0.32-0.48, 64 KiB 7.3-13.1
-/// against 10.8-11.1).  Every process knows the size, so all decide alike.
+/// 89-105.  With a core per process a block at a time was as fast or
+/// faster (np=2, 8 B 0.26-0.38 against 0.32-0.48, 1 KiB 0.39-0.71 against
+/// 0.46-1.10; 64 KiB 7.3-13.1 and 1 MiB 188-319 against 10.8-11.1 and
+/// 200-233, the launches overlapping).  Every process knows the size, so
+/// all decide alike.
 const CROWDED_ASIDE_ALL_BYTES: usize = 256 << 10;
 
 /// `send`: the send side (None: MPI_IN_PLACE, see `in_place`);
