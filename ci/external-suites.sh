@@ -161,19 +161,34 @@ for src in "$T"/coll/*.c; do
     case $name in neighb_*) build "$name" "$name.c" -DTEST_NEIGHB_COLL=1 ;; *) build "$name" "$name.c" ;; esac
 done
 
-# One run: MODE (sharm|base) NAME NP ARGS...; prints PASS/FAIL/TIMEOUT.
+# run_one MODE (sharm|base) LOG-NAME SECONDS PASS-REGEX REJECT-REGEX NP
+# COMMAND...: one mpirun of COMMAND on NP processes (in $T/coll), with sharm
+# forced or without it; prints PASS (exit 0, PASS-REGEX in the output and,
+# unless empty, REJECT-REGEX not), FAIL or TIMEOUT.
 run_one() {
-    local mode=$1 name=$2 np=$3; shift 3
-    local log="$OUT/logs/$mode-$name-np$np-$(echo "$*" | tr -c 'A-Za-z0-9=\n-' _).log" rc
+    local mode=$1 name=$2 seconds=$3 pass=$4 reject=$5 np=$6; shift 6
+    local log="$OUT/logs/$mode-$name-np$np.log" rc
     local mca=("${BASE[@]}")
     # shellcheck disable=SC2206
     [ "$mode" = sharm ] && mca=("${SHARM[@]}" $EXTRA_MCA)
-    (cd "$T/coll" && timeout -k 5 240 "${MPIRUN[@]}" "${mca[@]}" -np "$np" "$OUT/bin/$name" "$@") \
+    (cd "$T/coll" && timeout -k 5 "$seconds" "${MPIRUN[@]}" "${mca[@]}" -np "$np" "$@") \
         >"$log" 2>&1 </dev/null
     rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then echo TIMEOUT
-    elif [ $rc = 0 ] && grep -q '^ *No Errors' "$log"; then echo PASS
+    elif [ $rc = 0 ] && grep -qE "$pass" "$log" && ! { [ -n "$reject" ] && grep -qE "$reject" "$log"; }; then
+        echo PASS
     else echo FAIL; fi
+}
+
+# judge ARGS... (run_one's, after MODE): PASS with sharm; else whose failure
+# it is, the same run without sharm deciding: "sharm VERDICT" when it passes
+# there, "both VERDICT" when it does not.
+judge() {
+    local verdict
+    verdict=$(run_one sharm "$@")
+    if [ "$verdict" = PASS ]; then echo PASS
+    elif [ "$(run_one base "$@")" = PASS ]; then echo "sharm $verdict"
+    else echo "both $verdict"; fi
 }
 
 ran=0
@@ -203,17 +218,13 @@ while read -r line; do
         case $word in arg=*) args+=("${word#arg=}") ;; esac
     done
     ran=$((ran + 1))
-    verdict=$(run_one sharm "$name" "$np" "${args[@]}")
-    if [ "$verdict" = PASS ]; then
-        passed=$((passed + 1))
-        continue
-    fi
-    # A failure is sharm's only if the same run passes without it.
-    if [ "$(run_one base "$name" "$np" "${args[@]}")" = PASS ]; then
-        sharm_only+=("$name np=$np ${args[*]} ($verdict)")
-    else
-        both+=("$name np=$np ${args[*]} ($verdict with and without sharm)")
-    fi
+    log="$name-$(echo "${args[*]}" | tr -c 'A-Za-z0-9=\n-' _)"
+    result=$(judge "$log" 240 '^ *No Errors' '' "$np" "$OUT/bin/$name" "${args[@]}")
+    case $result in
+        PASS) passed=$((passed + 1)) ;;
+        sharm*) sharm_only+=("$name np=$np ${args[*]} (${result#sharm })") ;;
+        *) both+=("$name np=$np ${args[*]} (${result#both } with and without sharm)") ;;
+    esac
 done <"$T/coll/testlist.in"
 
 say "MPICH coll tests: $passed of $ran passed with sharm; skipped $(wc -l <"$OUT/skipped.txt") (see $OUT/skipped.txt)"
@@ -259,36 +270,20 @@ if [ -n "$OMPI_TESTS" ]; then
     } >"$OUT/logs/ompi-tests-build.log" 2>&1 || die "alltoallv_ddt did not build ($OUT/logs/ompi-tests-build.log)"
     make -C "$B" CC="$CC" all >>"$OUT/logs/ompi-tests-build.log" 2>&1 ||
         die "collective-big-count did not build ($OUT/logs/ompi-tests-build.log)"
-    # ompi_one MODE (sharm|base) NAME NP PASS-REGEX COMMAND...: PASS/FAIL/TIMEOUT.
-    ompi_one() {
-        local mode=$1 name=$2 np=$3 pass=$4; shift 4
-        local log="$OUT/logs/$mode-$name-np$np.log" rc
-        local mca=("${BASE[@]}")
-        # shellcheck disable=SC2206
-        [ "$mode" = sharm ] && mca=("${SHARM[@]}" $EXTRA_MCA)
-        timeout -k 5 1200 "${MPIRUN[@]}" "${mca[@]}" -np "$np" \
-            -x BIGCOUNT_ENABLE_NONBLOCKING=0 -x BIGCOUNT_MEMORY_PERCENT="$BIGCOUNT_PERCENT" "$@" \
-            >"$log" 2>&1 </dev/null
-        rc=$?
-        if [ $rc = 124 ] || [ $rc = 137 ]; then echo TIMEOUT
-        elif [ $rc = 0 ] && grep -qE "$pass" "$log" && ! grep -qE 'ERROR|FAIL' "$log"; then echo PASS
-        else echo FAIL; fi
-    }
-    # ompi_case NAME NP PASS-REGEX COMMAND...: with sharm, then (on a
-    # failure) without it, to tell whose failure it is.
+    # ompi_case NAME NP PASS-REGEX COMMAND...: judged, big-count runs
+    # under the memory share asked for; output reporting an error fails.
     ompi_ran=0
     ompi_passed=0
     ompi_case() {
-        local verdict
+        local result
         ompi_ran=$((ompi_ran + 1))
-        verdict=$(ompi_one sharm "$@")
-        if [ "$verdict" = PASS ]; then
-            ompi_passed=$((ompi_passed + 1))
-        elif [ "$(ompi_one base "$@")" = PASS ]; then
-            ompi_bad+=("$1 np=$2 ($verdict)")
-        else
-            ompi_both+=("$1 np=$2 ($verdict with and without sharm)")
-        fi
+        result=$(judge "$1" 1200 "$3" 'ERROR|FAIL' "$2" -x BIGCOUNT_ENABLE_NONBLOCKING=0 \
+            -x BIGCOUNT_MEMORY_PERCENT="$BIGCOUNT_PERCENT" "${@:4}")
+        case $result in
+            PASS) ompi_passed=$((ompi_passed + 1)) ;;
+            sharm*) ompi_bad+=("$1 np=$2 (${result#sharm })") ;;
+            *) ompi_both+=("$1 np=$2 (${result#both } with and without sharm)") ;;
+        esac
     }
     seeds=("" "-w 1 -r 1 -i 1" "-s 1234 -c 40" "-w 0" "-s 7 -c 200 -t 3")
     for np in 2 3 5 8; do
