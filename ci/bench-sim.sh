@@ -92,11 +92,7 @@ sim_config() {
 # Kills what a timed-out launch left: processes carrying the launch's
 # marker (mpirun, and through the agent every daemon and rank), by pid.
 sim_sweep() {
-    local id=$1 f pid
-    for f in $(grep -lsxz -e "SHARM_SIM_NODES_RUN=$id" /proc/[0-9]*/environ); do
-        pid=${f#/proc/}
-        kill -KILL "${pid%/environ}" 2>/dev/null
-    done
+    "$REPO/ci/sim-nodes.sh" sweep "$1"
     reap_strays
 }
 

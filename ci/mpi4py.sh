@@ -2,7 +2,7 @@
 # mpi4py's own collective tests (its sdist's test/test_cco_*.py) on this
 # system's Open MPI with sharm forced, at 2 and 3 processes (3 oversubscribed
 # on a 2-core machine), each run also proving from sharm's MPI_T counters
-# (read at MPI_Finalize in every process by ci/mpi4py-pvars.c, preloaded)
+# (read at MPI_Finalize in every process by ci/sharm-pvars.c, preloaded)
 # that sharm served the collectives.
 #
 #   ci/mpi4py.sh            (ci/test.sh runs it; needs target/release built)
@@ -119,10 +119,10 @@ compdir=$(ompi_info --parsable --param mca base --level 9 |
     sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^:"]*\).*/\1/p')
 mkdir -p "$work/components"
 ln -s "$plugin" "$work/components/mca_coll_sharm.so"
-mpicc.openmpi -O2 -shared -fPIC -o "$work/pvars.so" ci/mpi4py-pvars.c
+mpicc.openmpi -O2 -shared -fPIC -o "$work/pvars.so" ci/sharm-pvars.c
 for v in $(env | sed -n 's/^\(\(OMPI\|PMIX\|PRTE\)_MCA_[^=]*\)=.*/\1/p'); do unset "$v"; done
 
-# counts served|fallbacks LOG: "op=N ..." from sharm-pvars lines, summed over the processes.
+# counts served|fallbacks|hierarchical LOG: "op=N ..." from sharm-pvars lines, summed over the processes.
 # A line may come after another process's output with no newline between
 # them (a unittest progress dot, ".sharm-pvars: rank 2 served ..."), so it
 # is looked for anywhere in a line, and read from where it starts.
@@ -134,7 +134,7 @@ counts() {
         if ($4 != "served") next
         mode = ""
         for (i = 4; i <= NF; i++) {
-            if ($i == "served" || $i == "fallbacks") { mode = $i; continue }
+            if ($i == "served" || $i == "fallbacks" || $i == "hierarchical") { mode = $i; continue }
             if (mode == want && split($i, kv, "=") == 2) n[kv[1]] += kv[2]
         }
     } END { for (k in n) printf "%s=%d\n", k, n[k] }' "$2" | sort | paste -sd' ' -

@@ -6,6 +6,8 @@
 #   ci/ompi5.sh CMD [ARG...]     CMD inside the root, e.g. ci/package.sh
 #   ci/ompi5.sh --shell          an interactive shell inside the root
 #   SHARM_DEBIAN_SUITE=bookworm ci/ompi5.sh ...   the same in Debian 12
+#   SHARM_OMPI5_SOURCES=DIR ci/ompi5.sh ...        DIR (e.g. external test
+#                                suites' sources) read-only at /sources inside
 #
 # The root is made once with debootstrap and cached under
 # $SHARM_CACHE/trixie/<stamp> (default /var/cache/sharm), where <stamp> is a
@@ -100,6 +102,10 @@ if [ "${1:-}" = "--in-namespace" ]; then
     mnt "$ROOT/var/tmp/sharm-out" --bind "$REPO/target/ompi5"
     mnt "$ROOT/opt/rust" --bind "$rust"
     mount -o remount,bind,ro "$ROOT/opt/rust"
+    if [ -n "${SHARM_OMPI5_SOURCES:-}" ]; then
+        mnt "$ROOT/sources" --bind "$SHARM_OMPI5_SOURCES"
+        mount -o remount,bind,ro "$ROOT/sources"
+    fi
     cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
     [ $# -gt 0 ] || set -- bash ci/test.sh
     rc=0
@@ -178,6 +184,11 @@ if [ "${1:-}" = "--shell" ]; then
 fi
 t1=$SECONDS
 rc=0
+if [ -n "${SHARM_OMPI5_SOURCES:-}" ]; then
+    SHARM_OMPI5_SOURCES=$(cd "$SHARM_OMPI5_SOURCES" 2>/dev/null && pwd) ||
+        die "SHARM_OMPI5_SOURCES is not a directory"
+    export SHARM_OMPI5_SOURCES
+fi
 ROOT=$ROOT REPO=$REPO unshare --mount --pid --fork --kill-child \
     bash "$REPO/ci/ompi5.sh" --in-namespace "$rust" "${shell[@]}" "$@" || rc=$?
 say "root: ${root_s} s, job: $((SECONDS - t1)) s, exit status $rc"

@@ -13,6 +13,9 @@
 #   ci/sim-nodes.sh hostfile LAYOUT [FILE] write a hostfile (default: print it)
 #   ci/sim-nodes.sh run [--dry-run] [--np N] LAYOUT [mpirun options...] -- PROGRAM [ARGS...]
 #   ci/sim-nodes.sh leftovers              processes any simulated-node job left behind
+#   ci/sim-nodes.sh sweep ID               kill the processes of the job run with
+#                                          SIM_NODES_RUN_ID=ID (after a caller's timeout
+#                                          killed this script before its own check)
 #
 # LAYOUT is slots per node, optionally preceded by the node count:
 # `3:2,1,3` (= `2,1,3`) means sim01 slots=2, sim02 slots=1, sim03 slots=3.
@@ -237,5 +240,9 @@ case $cmd in
             exit $LEFT_BEHIND
         fi
         echo "sim-nodes: no processes of simulated-node jobs" ;;
-    *) die "unknown command '$cmd' (check, hosts, unhosts, hostfile, run, leftovers)" ;;
+    sweep)
+        [ $# -eq 1 ] && [ -n "$1" ] || die "sweep ID"
+        # shellcheck disable=SC2046
+        kill -KILL $(marked_pids "$1") 2>/dev/null || true ;;
+    *) die "unknown command '$cmd' (check, hosts, unhosts, hostfile, run, leftovers, sweep)" ;;
 esac

@@ -1,15 +1,16 @@
 /*
- * LD_PRELOAD library for ci/mpi4py.sh: counts, through sharm's MPI_T
- * performance variables, what sharm served in a program that knows nothing
- * of MPI_T (mpi4py's tests).  It wraps MPI_Init/MPI_Init_thread (allocating
- * a handle for every coll_sharm_<op>_served / _fallbacks counter right after
- * MPI is up: Open MPI counts a counter from the moment its handle is
- * allocated) and MPI_Finalize (reading them and printing, per process, one
- * line
+ * LD_PRELOAD library for ci/mpi4py.sh and ci/external-suites.sh: counts,
+ * through sharm's MPI_T performance variables, what sharm served in a
+ * program that knows nothing of MPI_T (mpi4py's tests, MPICH's).  It wraps
+ * MPI_Init/MPI_Init_thread (allocating a handle for every
+ * coll_sharm_<op>_served / _fallbacks / _hierarchical counter right after MPI
+ * is up: Open MPI counts a counter from the moment its handle is allocated)
+ * and MPI_Finalize (reading them and printing, per process, one line
  *
- *   sharm-pvars: rank R served op=N ... fallbacks op=N ...
+ *   sharm-pvars: rank R served op=N ... fallbacks op=N ... hierarchical op=N ...
  *
- * with the operations whose counters are not 0; "sharm-pvars: rank R sharm
+ * with the operations whose counters are not 0 (hierarchical: the served
+ * calls that went through the hierarchy's levels); "sharm-pvars: rank R sharm
  * not loaded" when no such counter exists).
  */
 #include <mpi.h>
@@ -47,7 +48,8 @@ static void start_counting(void)
                                 &cont, &atomic) != MPI_SUCCESS)
             continue;
         if (strncmp(name, "coll_sharm_", 11) != 0 ||
-            !(ends_with(name, "_served") || ends_with(name, "_fallbacks")) ||
+            !(ends_with(name, "_served") || ends_with(name, "_fallbacks") ||
+              ends_with(name, "_hierarchical")) ||
             strlen(name) >= sizeof(names[0]))
             continue;
         if (MPI_T_pvar_handle_alloc(session, i, NULL, &handles[npvars], &count) != MPI_SUCCESS)
@@ -79,7 +81,7 @@ int MPI_Finalize(void)
 {
     if (npvars >= 0) {
         int rank = -1;
-        char served[4096] = "", fell[4096] = "";
+        char served[4096] = "", fell[4096] = "", hier[4096] = "";
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         for (int i = 0; i < npvars; i++) {
             unsigned long long v = 0;
@@ -88,15 +90,18 @@ int MPI_Finalize(void)
             MPI_T_pvar_handle_free(session, &handles[i]);
             if (v == 0)
                 continue;
-            int is_served = ends_with(names[i], "_served");
-            size_t len = strlen(names[i]) - (is_served ? 7 : 10);
-            snprintf(item, sizeof(item), " %.*s=%llu", (int)len, names[i], v);
-            strncat(is_served ? served : fell, item, sizeof(served) - strlen(served) - 1);
+            const char *suffix = strrchr(names[i], '_');
+            char *group = ends_with(names[i], "_served")      ? served
+                          : ends_with(names[i], "_fallbacks") ? fell
+                                                              : hier;
+            snprintf(item, sizeof(item), " %.*s=%llu", (int)(suffix - names[i]), names[i], v);
+            strncat(group, item, sizeof(served) - strlen(group) - 1);
         }
         if (npvars == 0)
             printf("sharm-pvars: rank %d sharm not loaded\n", rank);
         else
-            printf("sharm-pvars: rank %d served%s fallbacks%s\n", rank, served, fell);
+            printf("sharm-pvars: rank %d served%s fallbacks%s hierarchical%s\n", rank, served, fell,
+                   hier);
         fflush(stdout);
         MPI_T_pvar_session_free(&session);
         MPI_T_finalize();
