@@ -173,8 +173,12 @@ fn hierarchy_is_built_across_simulated_nodes_with_default_binding() {
 /// Open MPI's op/avx is left out (`--mca op ^avx`): the calls sharm hands
 /// over across nodes (Scan, Reduce_scatter, ...) would otherwise saturate
 /// 8-bit sums in coll/tuned (Open MPI issue 8045), which is not sharm's.
-/// Returns the summary's (hierarchical, hier_expected).
-fn checker_across_nodes(slots: &[usize], mpirun_opts: &[&str], scenarios: &str) -> (u64, u64) {
+/// Returns the summary's (hierarchical, hier_expected) and the job's output.
+fn checker_across_nodes(
+    slots: &[usize],
+    mpirun_opts: &[&str],
+    scenarios: &str,
+) -> (u64, u64, String) {
     let checker = support::checker();
     let path = format!("{}:{OMPI_COMPONENTS}", checker.components.display());
     let mut opts = vec![
@@ -212,7 +216,7 @@ fn checker_across_nodes(slots: &[usize], mpirun_opts: &[&str], scenarios: &str) 
     };
     let (hier, expected) = (get("hierarchical="), get("hier_expected="));
     assert!(expected > 0 && hier >= expected, "{line}");
-    (hier, expected)
+    (hier, expected, text)
 }
 
 /// 2, 3 and 4 nodes with 1 to 3 processes each (uneven), default binding
@@ -225,7 +229,7 @@ fn checker_on_two_three_and_four_nodes_uneven() {
         return;
     }
     for slots in [&[1usize, 1][..], &[2, 2, 1], &[1, 3, 1, 2]] {
-        let (hier, expected) = checker_across_nodes(slots, &[], "ops,allgather,dtypes,mixed");
+        let (hier, expected, _) = checker_across_nodes(slots, &[], "ops,allgather,dtypes,mixed");
         assert!(
             hier > expected,
             "layout {slots:?}: no non-commutative call went hierarchical"
@@ -241,7 +245,7 @@ fn checker_round_robin_unbound() {
     if sim_nodes::skip_unless_available("checker_round_robin_unbound") {
         return;
     }
-    let (hier, expected) = checker_across_nodes(
+    let (hier, expected, _) = checker_across_nodes(
         &[3, 2],
         &["--bind-to", "none", "--map-by", "node", "--oversubscribe"],
         "ops,allgather,mixed",
@@ -272,6 +276,35 @@ fn checker_with_switch_levels() {
         &["--mca", "coll_sharm_topology_file", &topo],
         "ops,allgather",
     );
+}
+
+/// Large hierarchical calls across two nodes take bounded memory: the
+/// checker's `hier_memory` scenario runs an in-place Allgatherv, an
+/// Allgather into a non-contiguous type and a Bcast of one, 512 MiB per
+/// process each, requires each to go through the hierarchy (MPI_T counters)
+/// and to be right, and fails when the peak resident set grows by half the
+/// message (packed whole, each took all of it again, and more).
+#[test]
+fn large_hierarchical_calls_stage_in_bounded_pieces() {
+    if sim_nodes::skip_unless_available("large_hierarchical_calls_stage_in_bounded_pieces") {
+        return;
+    }
+    let (_, _, text) = checker_across_nodes(&[1, 1], &[], "hier_memory");
+    for line in text.lines().filter(|l| l.contains("peak resident set")) {
+        println!("{line}");
+    }
+    for what in [
+        "in-place Allgatherv",
+        "Allgather into a non-contiguous type",
+        "Bcast of a non-contiguous type",
+    ] {
+        assert!(
+            text.contains(&format!(
+                "hierarchical {what} of 524288 KiB: peak resident set +"
+            )),
+            "no memory report for the {what}:\n{text}"
+        );
+    }
 }
 
 /// A rank dies (SIGABRT) on the last node while the others wait in a
@@ -388,7 +421,7 @@ fn top_group_allreduce_schedules_across_nodes() {
         (&[1, 1, 1], "trinaryx3"),
     ];
     for (slots, alg) in cases {
-        let (hier, _) = checker_across_nodes(
+        let (hier, _, _) = checker_across_nodes(
             slots,
             &[
                 "--mca",

@@ -15,8 +15,8 @@ use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype;
 use crate::ompi::ffi::{self, Comm};
-use crate::ompi::params::{AllgatherRemap, HierAllgather};
-use crate::ompi::payload::TypedBuf;
+use crate::ompi::params::{AllgatherRemap, GroupAlgorithm, HierAllgather};
+use crate::ompi::payload::{Payload, TypedBuf};
 
 /// Runs `args`; false when a transfer failed.
 pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
@@ -32,6 +32,17 @@ pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     }
 }
 
+/// Most bytes a hierarchical call packs, stages or climbs at once.  A larger
+/// Bcast goes in pieces of this size and a larger Allgather(v) in rounds of
+/// p pieces adding up to at most this, so that a call's own memory does not
+/// grow with its message: packed whole, the in-place Allgatherv of 8 GB per
+/// process in ompi-tests-public's collective-big-count, across two nodes,
+/// took another 8 GB and was stopped by the OOM killer where coll/tuned
+/// passes.  Whether a call goes in pieces follows from its size alone (the
+/// same on every process; processes may differ in datatype layout), and
+/// every process cuts the stream at the same places.
+const STAGING_MAX_BYTES: usize = 64 << 20;
+
 fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
     let me = plan.me;
     let bytes = buf.bytes();
@@ -41,6 +52,9 @@ fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
         groups: &mut plan.chain,
         reaches_top: plan.reaches_top,
     };
+    if bytes > STAGING_MAX_BYTES {
+        return bcast_in_pieces(comm, &mut chain, root, alg, buf);
+    }
     match buf.movement() {
         dtype::Movement::Contiguous { offset } => {
             // SAFETY: a contiguous buffer of `bytes` bytes at its true lower
@@ -64,6 +78,56 @@ fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
             ok
         }
     }
+}
+
+/// A Bcast of more than `STAGING_MAX_BYTES`, one Bcast per piece of the
+/// stream: a contiguous buffer's pieces are slices of it, a packed one's go
+/// through one piece of staging (packed at the root, unpacked elsewhere, in
+/// stream order).
+fn bcast_in_pieces(
+    comm: Comm,
+    chain: &mut Chain,
+    root: usize,
+    alg: GroupAlgorithm,
+    buf: &TypedBuf,
+) -> bool {
+    let bytes = buf.bytes();
+    let start = buf.byte_range();
+    let (mut staging, mut stream) = match start {
+        Some(_) => (Vec::new(), None),
+        None => {
+            let stream = if chain.me == root {
+                buf.source()
+            } else {
+                buf.sink()
+            };
+            (vec![0u8; STAGING_MAX_BYTES], Some(stream))
+        }
+    };
+    let mut at = 0;
+    while at < bytes {
+        let len = STAGING_MAX_BYTES.min(bytes - at);
+        let piece: &mut [u8] = match start {
+            // SAFETY: bytes [at, at + len) of the application's contiguous
+            // buffer, valid for the call.
+            Some(start) => unsafe { std::slice::from_raw_parts_mut(start.add(at), len) },
+            None => &mut staging[..len],
+        };
+        if let (Some(stream), true) = (&mut stream, chain.me == root) {
+            // SAFETY: `piece` holds `len` bytes; the stream has them (read
+            // in order, piece after piece).
+            unsafe { stream.read(at, piece.as_mut_ptr(), len) };
+        }
+        if !chain::bcast(comm, chain, root, alg, piece) {
+            return false;
+        }
+        if let (Some(stream), false) = (&mut stream, chain.me == root) {
+            // SAFETY: as above, written in order.
+            unsafe { stream.write(at, piece.as_ptr(), len) };
+        }
+        at += len;
+    }
+    true
 }
 
 fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs) -> bool {
@@ -156,9 +220,11 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
         m.coll == Coll::Allgather || (m.coll == Coll::Allgatherv && m.recv_side.equal_blocks())
     );
     let (me, p) = (plan.me, plan.size);
-    let alg = plan.params.bcast;
     let mine = m.recv_side.block(me);
     let block = mine.bytes();
+    if block.saturating_mul(p) > STAGING_MAX_BYTES {
+        return allgather_in_rounds(plan, comm, m, block);
+    }
     // The receive buffer as one typed range of p blocks, when its count fits
     // an int (else it is handled block by block, packed).
     // Allgatherv's blocks lie at its displacements: always packed.
@@ -193,16 +259,7 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
         // SAFETY: the slot holds `block` bytes; the stream has as many.
         unsafe { source.read(0, all[me * block..].as_mut_ptr(), block) };
     }
-    let ok = match plan.params.allgather {
-        HierAllgather::RecursiveDoubling | HierAllgather::Bruck => {
-            remapped_allgather(plan, comm, block, all)
-        }
-        HierAllgather::Auto | HierAllgather::Hierarchical => {
-            let mut chain = chain_of(plan);
-            collect::allgather(comm, &mut chain, alg, block, all)
-        }
-    };
-    if !ok {
+    if !gather_all(plan, comm, block, all) {
         return false;
     }
     if direct.is_none() {
@@ -213,6 +270,61 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
         }
     }
     true
+}
+
+/// An Allgather(v) of more than `STAGING_MAX_BYTES` in all: in rounds, each
+/// gathering the next piece of every block (p pieces of at most
+/// `STAGING_MAX_BYTES / p` bytes) through one staging buffer, so that
+/// neither the staging nor the climb's copies hold more than that.  Every
+/// block's stream is read or written in order, piece after piece.
+fn allgather_in_rounds(plan: &mut HierPlan, comm: Comm, m: &MovementArgs, block: usize) -> bool {
+    let (me, p) = (plan.me, plan.size);
+    let piece = (STAGING_MAX_BYTES / p).max(1);
+    let mut staging = vec![0u8; piece * p];
+    let mut source = if m.send_in_place {
+        m.recv_side.block(me).source()
+    } else {
+        m.send.source()
+    };
+    // In place, this process's block is already where it belongs.
+    let skip_own = m.send_in_place;
+    let mut sinks: Vec<Option<Payload>> = (0..p)
+        .map(|r| (r != me || !skip_own).then(|| m.recv_side.block(r).sink()))
+        .collect();
+    let mut at = 0;
+    while at < block {
+        let len = piece.min(block - at);
+        let all = &mut staging[..len * p];
+        // SAFETY: slot `me` of `all` holds `len` bytes; the stream has them.
+        unsafe { source.read(at, all[me * len..].as_mut_ptr(), len) };
+        if !gather_all(plan, comm, len, all) {
+            return false;
+        }
+        for (r, sink) in sinks.iter_mut().enumerate() {
+            if let Some(sink) = sink {
+                // SAFETY: slot r of `all` holds `len` bytes; block r takes
+                // them at stream offset `at`.
+                unsafe { sink.write(at, all[r * len..].as_ptr(), len) };
+            }
+        }
+        at += len;
+    }
+    true
+}
+
+/// Fills `all` (p blocks of `block` bytes, rank order, this process's in
+/// place) by the hierarchy or paper 003's algorithm, as asked.
+fn gather_all(plan: &mut HierPlan, comm: Comm, block: usize, all: &mut [u8]) -> bool {
+    match plan.params.allgather {
+        HierAllgather::RecursiveDoubling | HierAllgather::Bruck => {
+            remapped_allgather(plan, comm, block, all)
+        }
+        HierAllgather::Auto | HierAllgather::Hierarchical => {
+            let alg = plan.params.bcast;
+            let mut chain = chain_of(plan);
+            collect::allgather(comm, &mut chain, alg, block, all)
+        }
+    }
 }
 
 /// Paper 003: recursive doubling or Bruck over all processes, in the

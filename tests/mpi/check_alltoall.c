@@ -87,31 +87,6 @@ void scenario_alltoall(void)
     cinfo_free(&w);
 }
 
-/* Kibibytes of the /proc/self/status line `field` ("VmRSS:", "VmHWM:"). */
-static long status_kib(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f) die("cannot open /proc/self/status");
-    char line[256];
-    long kib = -1;
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, field, strlen(field)) == 0) {
-            kib = strtol(line + strlen(field), NULL, 10);
-            break;
-        }
-    }
-    fclose(f);
-    if (kib < 0) die("no %s in /proc/self/status", field);
-    return kib;
-}
-
-/* Makes VmHWM start again from the current resident set (Linux >= 4.0). */
-static void reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (!f || fputs("5", f) < 0 || fclose(f) != 0) die("cannot reset the peak resident set");
-}
-
 /*
  * One in-place Alltoall (v: Alltoallv, equal counts) of `whole` bytes of
  * MPI_INT per process, checked for its result and for the memory it took:

@@ -21,6 +21,10 @@
  *                by half a block
  *   inplace_memory_aside  the same by single copy: by a block (aside), not
  *                by the whole buffer
+ *   hier_memory  across nodes: an in-place Allgatherv, an Allgather and a
+ *                Bcast of non-contiguous types, --big bytes [512 MiB] each,
+ *                through the hierarchy: the peak resident set may not grow
+ *                by half the message (check_hier_memory.c)
  *   redscat      Reduce_scatter_block and Reduce_scatter
  *   scan         Scan and Exscan
  *   barrier      Barrier through a shared-memory window
@@ -83,6 +87,7 @@ static const struct {
     {"alltoall", scenario_alltoall},
     {"inplace_memory", scenario_inplace_memory},
     {"inplace_memory_aside", scenario_inplace_memory_aside},
+    {"hier_memory", scenario_hier_memory},
     {"redscat", scenario_redscat},
     {"scan", scenario_scan},
     {"barrier", scenario_barrier},

@@ -452,3 +452,31 @@ void gather_recv_img(struct buf *rb, int p, const int *cnt, const int *dis, size
         buf_put(rb, at, len, stream(seed, j, dst), j, ip && j == me ? TO_BOTH : TO_IMG);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Memory a call takes                                                       */
+
+/* Kibibytes of the /proc/self/status line `field` ("VmRSS:", "VmHWM:"). */
+long status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) die("cannot open /proc/self/status");
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, field, strlen(field)) == 0) {
+            kib = strtol(line + strlen(field), NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    if (kib < 0) die("no %s in /proc/self/status", field);
+    return kib;
+}
+
+/* Makes VmHWM start again from the current resident set (Linux >= 4.0). */
+void reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f || fputs("5", f) < 0 || fclose(f) != 0) die("cannot reset the peak resident set");
+}

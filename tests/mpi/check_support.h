@@ -381,6 +381,8 @@ void t_alltoallv(const struct cinfo *c, const struct pair *pr, size_t units, int
 void scenario_alltoall(void);
 void scenario_inplace_memory(void);
 void scenario_inplace_memory_aside(void);
+/* check_hier_memory.c */
+void scenario_hier_memory(void);
 /* check_reduce_scatter.c */
 void t_reduce_scatter(const struct cinfo *c, const struct combo *cb, size_t n, int block, int ip, uint64_t seed);
 void scenario_redscat(void);
@@ -404,5 +406,13 @@ void any_call(const struct cinfo *c, int which, size_t units, int root, uint64_t
 void scenario_stress(void);
 void scenario_mixed(void);
 void scenario_crash(void);
+
+/* ------------------------------------------------------------------------ */
+/* Memory a call takes (check_support.c)                                     */
+
+/* Kibibytes of the /proc/self/status line `field` ("VmRSS:", "VmHWM:"). */
+long status_kib(const char *field);
+/* Makes VmHWM start again from the current resident set (Linux >= 4.0). */
+void reset_peak(void);
 
 #endif
