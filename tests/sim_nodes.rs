@@ -280,10 +280,11 @@ fn checker_with_switch_levels() {
 
 /// Large hierarchical calls across two nodes take bounded memory: the
 /// checker's `hier_memory` scenario runs an in-place Allgatherv, an
-/// Allgather into a non-contiguous type and a Bcast of one, 512 MiB per
-/// process each, requires each to go through the hierarchy (MPI_T counters)
-/// and to be right, and fails when the peak resident set grows by half the
-/// message (packed whole, each took all of it again, and more).
+/// Allgather into a non-contiguous type, a Bcast of one, a Reduce and an
+/// Allreduce, 512 MiB per process each, requires each to go through the
+/// hierarchy (MPI_T counters) and to be right, and fails when the peak
+/// resident set grows by half the message (whole, each took all of it
+/// again, and more).
 #[test]
 fn large_hierarchical_calls_stage_in_bounded_pieces() {
     if sim_nodes::skip_unless_available("large_hierarchical_calls_stage_in_bounded_pieces") {
@@ -297,6 +298,8 @@ fn large_hierarchical_calls_stage_in_bounded_pieces() {
         "in-place Allgatherv",
         "Allgather into a non-contiguous type",
         "Bcast of a non-contiguous type",
+        "Reduce",
+        "Allreduce",
     ] {
         assert!(
             text.contains(&format!(

@@ -13,7 +13,7 @@ use crate::hier::plan::HierPlan;
 use crate::hier::remap::mapping::Variant;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
-use crate::ompi::dtype;
+use crate::ompi::dtype::{self, ReduceLayout};
 use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{AllgatherRemap, GroupAlgorithm, HierAllgather};
 use crate::ompi::payload::{Payload, TypedBuf};
@@ -130,9 +130,44 @@ fn bcast_in_pieces(
     true
 }
 
+/// A Reduce or Allreduce, in pieces of at most `STAGING_MAX_BYTES` of data
+/// when larger (the accumulator, the executor's receive buffers and the
+/// climb's copies then hold a piece, not the message).  The pieces are cut
+/// by element counts from the elements' data size, which the type
+/// signature fixes: the same on every process, whatever its datatype's
+/// extent.
 fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs) -> bool {
-    let me = plan.me;
     let layout = r.layout.expect("a served reduction has its layout");
+    let per = (STAGING_MAX_BYTES / layout.size.max(1)).max(1);
+    let mut first = 0;
+    loop {
+        let count = per.min(layout.count - first);
+        let piece = ReduceLayout { count, ..layout };
+        if !reduce_piece(plan, comm, r, piece, first * layout.extent) {
+            return false;
+        }
+        first += count;
+        if first >= layout.count {
+            return true;
+        }
+    }
+}
+
+/// Reduces the elements of `layout` that start `offset` bytes into the
+/// call's buffers.
+fn reduce_piece(
+    plan: &mut HierPlan,
+    comm: Comm,
+    r: &ReductionArgs,
+    layout: ReduceLayout,
+    offset: usize,
+) -> bool {
+    let me = plan.me;
+    // SAFETY (the three): `offset` lies inside each buffer, which holds the
+    // call's whole count of elements.
+    let rbuf = unsafe { r.rbuf.add(offset) };
+    let sbuf = r.sbuf.map(|s| unsafe { s.add(offset) });
+    let own = unsafe { r.own().add(offset) };
     let span = layout.span(layout.count);
     // The accumulator starts as this process's contribution.  Where this
     // process's receive buffer gets the result and is one dense range
@@ -143,20 +178,20 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs) -> bool {
     let direct = layout.dense() && (r.coll == Coll::Allreduce || me == r.root);
     let mut kept = Vec::new();
     let acc: &mut [u8] = if direct {
-        if let Some(sbuf) = r.sbuf {
+        if let Some(sbuf) = sbuf {
             // SAFETY: both buffers hold `count` elements in `span` dense
             // bytes; MPI forbids them to overlap unless MPI_IN_PLACE (sbuf
             // None) is given.
-            unsafe { std::ptr::copy_nonoverlapping(sbuf, r.rbuf, span) };
+            unsafe { std::ptr::copy_nonoverlapping(sbuf, rbuf, span) };
         }
         // SAFETY: the receive buffer holds `count` elements in `span` dense
         // bytes, the application's for the duration of the call.
-        unsafe { std::slice::from_raw_parts_mut(r.rbuf, span) }
+        unsafe { std::slice::from_raw_parts_mut(rbuf, span) }
     } else {
         kept = std::mem::take(&mut plan.accumulator);
         kept.clear();
         // SAFETY: the contribution holds `count` elements laid out by `layout`.
-        kept.extend_from_slice(unsafe { std::slice::from_raw_parts(r.own(), span) });
+        kept.extend_from_slice(unsafe { std::slice::from_raw_parts(own, span) });
         &mut kept
     };
     let mut ops = Operands {
@@ -189,7 +224,7 @@ fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs) -> bool {
     };
     if ok && result_here && !direct {
         // SAFETY: the receive buffer holds `count` elements (significant here).
-        unsafe { layout.copy_to_user(r.rbuf, kept.as_ptr(), layout.count) };
+        unsafe { layout.copy_to_user(rbuf, kept.as_ptr(), layout.count) };
     }
     // Keep the buffer for the next call, unless it is exceptionally large
     // (a communicator should not pin a huge message's memory for good).

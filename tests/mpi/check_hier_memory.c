@@ -11,7 +11,8 @@
  *   - an in-place Allgatherv of MPI_INT, equal counts, blocks adjacent;
  *   - an Allgather into a non-contiguous receive type (one int, then a
  *     4-byte hole), which sharm packs;
- *   - a Bcast from the last rank of the same non-contiguous type.
+ *   - a Bcast from the last rank of the same non-contiguous type;
+ *   - a Reduce to the last rank and an Allreduce of MPI_INT sums.
  */
 #include "check_support.h"
 
@@ -124,7 +125,7 @@ static void bcast_packed(const struct cinfo *c, size_t whole, uint64_t seed, int
         buf[2 * i + 1] = -7;
     }
     setctx(c, C_BCAST, "count=%zu of one int and a hole each, root=%d (memory check)", n, root);
-    enum expect e = expect_hier_call(c, (long long) (n * sizeof(int)), EX_SERVE);
+    enum expect e = expect_bcast_reduce(c, (long) n, n * sizeof(int), EX_SERVE, 1);
     struct snap s = pv_snap(C_BCAST);
     long rss0 = peak_from(c);
     MPI_CHECK(MPI_Bcast(buf, (int) n, holey, root, c->comm));
@@ -138,6 +139,36 @@ static void bcast_packed(const struct cinfo *c, size_t whole, uint64_t seed, int
     free(buf);
 }
 
+/* A Reduce (to the last rank) or an Allreduce of MPI_INT sums. */
+static void sum_of_ints(const struct cinfo *c, size_t whole, uint64_t seed, int all, int judged)
+{
+    const int me = c->rank, p = c->size, root = p - 1;
+    const size_t n = whole / sizeof(int);
+    const enum coll kind = all ? C_ALLREDUCE : C_REDUCE;
+    int *send = xmalloc(n * sizeof(int)), *recv = xmalloc(n * sizeof(int));
+    for (size_t i = 0; i < n; ++i) {
+        send[i] = value(seed, me, i) % 1000;
+        recv[i] = -1;
+    }
+    setctx(c, kind, "MPI_INT count=%zu, MPI_SUM%s (memory check)", n, all ? "" : ", root=last");
+    enum expect e = expect_bcast_reduce(c, (long) n, n * sizeof(int), EX_SERVE, 1);
+    struct snap s = pv_snap(kind);
+    long rss0 = peak_from(c);
+    if (all)
+        MPI_CHECK(MPI_Allreduce(send, recv, (int) n, MPI_INT, MPI_SUM, c->comm));
+    else
+        MPI_CHECK(MPI_Reduce(send, recv, (int) n, MPI_INT, MPI_SUM, root, c->comm));
+    memory_verdict(all ? "Allreduce" : "Reduce", rss0, n * sizeof(int), judged);
+    pv_check_full(kind, s, e, 0, hier_for(c, n * sizeof(int), 1));
+    for (size_t i = 0; all || me == root ? i < n : 0; ++i) {
+        int want = 0;
+        for (int j = 0; j < p; ++j) want += value(seed, j, i) % 1000;
+        if (recv[i] != want) die("element %zu: %d, expected %d", i, recv[i], want);
+    }
+    free(send);
+    free(recv);
+}
+
 void scenario_hier_memory(void)
 {
     struct cinfo w = cinfo_of(MPI_COMM_WORLD);
@@ -148,8 +179,12 @@ void scenario_hier_memory(void)
     allgatherv_in_place(&w, 4096, next_seed(), 0);
     allgather_packed(&w, 4096, next_seed(), 0);
     bcast_packed(&w, 4096, next_seed(), 0);
+    sum_of_ints(&w, 4096, next_seed(), 0, 0);
+    sum_of_ints(&w, 4096, next_seed(), 1, 0);
     allgatherv_in_place(&w, whole, next_seed(), 1);
     allgather_packed(&w, whole, next_seed(), 1);
     bcast_packed(&w, whole, next_seed(), 1);
+    sum_of_ints(&w, whole, next_seed(), 0, 1);
+    sum_of_ints(&w, whole, next_seed(), 1, 1);
     cinfo_free(&w);
 }
