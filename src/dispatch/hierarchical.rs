@@ -32,15 +32,17 @@ pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     }
 }
 
-/// Most bytes a hierarchical call packs, stages or climbs at once.  A larger
-/// Bcast goes in pieces of this size and a larger Allgather(v) in rounds of
-/// p pieces adding up to at most this, so that a call's own memory does not
-/// grow with its message: packed whole, the in-place Allgatherv of 8 GB per
-/// process in ompi-tests-public's collective-big-count, across two nodes,
-/// took another 8 GB and was stopped by the OOM killer where coll/tuned
-/// passes.  Whether a call goes in pieces follows from its size alone (the
-/// same on every process; processes may differ in datatype layout), and
-/// every process cuts the stream at the same places.
+/// Most bytes a hierarchical call packs, stages, climbs or reduces at once.
+/// A larger Bcast goes in pieces of this size, a larger Allgather(v) in
+/// rounds of p pieces adding up to at most this, and a larger Reduce or
+/// Allreduce in pieces of whole elements with at most this much data, so
+/// that a call's own memory does not grow with its message: whole, the
+/// in-place Allgatherv of 8 GB per process in ompi-tests-public's
+/// collective-big-count, across two nodes, took another 8 GB and was
+/// stopped by the OOM killer where coll/tuned passes.  Whether a call goes
+/// in pieces follows from its size alone (the same on every process;
+/// processes may differ in datatype layout), and every process cuts the
+/// stream at the same places.
 const STAGING_MAX_BYTES: usize = 64 << 20;
 
 fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
