@@ -1,12 +1,14 @@
 /*
  * check_hier_memory.c: the memory a large hierarchical call takes across
- * nodes (scenario hier_memory).  Three calls of `--big` bytes (512 MiB by
+ * nodes (scenario hier_memory).  Five calls of `--big` bytes (512 MiB by
  * default) per process, each through the hierarchy (its MPI_T counters
  * say so), each checked element by element, and each allowed to grow the
  * peak resident set by less than half its message: sharm stages such calls
- * in bounded pieces, where packing the whole message would take all of it
- * again (and did: an in-place Allgatherv of 8 GB per process across two
- * nodes was stopped by the OOM killer).
+ * in pieces of at most 64 MiB (about 128-192 MiB in all, whatever the
+ * message, so below 512 MiB the limit is too tight), where handling the
+ * whole message would take all of it again (and did: an in-place
+ * Allgatherv of 8 GB per process across two nodes was stopped by the OOM
+ * killer).
  *
  *   - an in-place Allgatherv of MPI_INT, equal counts, blocks adjacent;
  *   - an Allgather into a non-contiguous receive type (one int, then a

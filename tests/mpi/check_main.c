@@ -22,9 +22,10 @@
  *   inplace_memory_aside  the same by single copy: by a block (aside), not
  *                by the whole buffer
  *   hier_memory  across nodes: an in-place Allgatherv, an Allgather and a
- *                Bcast of non-contiguous types, --big bytes [512 MiB] each,
- *                through the hierarchy: the peak resident set may not grow
- *                by half the message (check_hier_memory.c)
+ *                Bcast of non-contiguous types, a Reduce and an Allreduce,
+ *                --big bytes [512 MiB] each, through the hierarchy: the peak
+ *                resident set may not grow by half the message
+ *                (check_hier_memory.c)
  *   redscat      Reduce_scatter_block and Reduce_scatter
  *   scan         Scan and Exscan
  *   barrier      Barrier through a shared-memory window
