@@ -25,9 +25,9 @@
 # calls; processes on different simulated nodes talk TCP over loopback.
 #
 # None of the suites is on a package registry this project may use, so the
-# sources are given (at least one of them): an MPICH tree (`apt-get source mpich` with deb-src
-# enabled, or a checkout of pmodels/mpich), an IMB tree (intel/mpi-benchmarks)
-# and an ompi-tests-public tree.  Not part of .ci/run (it adds about half an
+# sources are given (at least one of them): an MPICH tree (`apt-get source
+# mpich` with deb-src enabled, or a checkout of pmodels/mpich), an IMB tree
+# (intel/mpi-benchmarks) and an ompi-tests-public tree.  Not part of .ci/run (it adds about half an
 # hour, and the big counts need the memory); run it before a release.
 #
 # Usage: ci/external-suites.sh [--mpich DIR] [--imb DIR] [--imb-np N]
@@ -41,8 +41,9 @@
 #   target/release/libmca_coll_sharm.so.
 #
 # What a run does not cover, by design: tests this MPI does not build (MPI-4's
-# persistent collectives, p_*, on Open MPI 4.1; the MPI-4 large-count API,
-# coll_large and uoplong_large, on 4.1 and 5.0), GPU tests, and testlist
+# persistent collectives, p_*, on Open MPI 4.1, but for its five p_neighb_*;
+# the MPI-4 large-count API, coll_large and uoplong_large, on 4.1 and 5.0),
+# GPU tests, and testlist
 # lines that only configure MPICH itself (env=MPIR_CVAR_*).  They are listed
 # as skipped.  On Open MPI 5.0, run it inside ci/ompi5.sh's root
 # (SHARM_OMPI5_SOURCES=DIR ci/ompi5.sh bash -c 'cargo build --release &&
