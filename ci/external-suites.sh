@@ -142,20 +142,15 @@ launch() {
 }
 
 # tally LOG NAME: appends "NAME served=S hierarchical=H" to served.txt, the
-# calls sharm served in LOG's run (summed over its processes) and how many of
-# them went through the hierarchy's levels.  A counter line may follow
-# another process's output without a newline, so it is looked for anywhere.
+# calls sharm served in LOG's run (summed over its processes by
+# ci/sharm-pvars.awk) and how many of them went through the hierarchy's
+# levels.
 tally() {
-    awk -v name="$2" '{
-        at = index($0, "sharm-pvars: rank ")
-        if (at == 0) next
-        $0 = substr($0, at)
-        for (i = 4; i <= NF; i++) {
-            if ($i == "served" || $i == "fallbacks" || $i == "hierarchical") { mode = $i; continue }
-            if (split($i, kv, "=") == 2) n[mode] += kv[2]
-        }
-    } END { printf "%s served=%d hierarchical=%d\n", name, n["served"], n["hierarchical"] }' \
-        "$1" >>"$OUT/served.txt"
+    local sum='BEGIN { FS = "=" } { s += $2 } END { print s + 0 }' group line=$2
+    for group in served hierarchical; do
+        line+=" $group=$(awk -v want=$group -f "$REPO/ci/sharm-pvars.awk" "$1" | awk "$sum")"
+    done
+    echo "$line" >>"$OUT/served.txt"
 }
 
 # run_one MODE (sharm|base) LOG-NAME SECONDS PASS-REGEX REJECT-REGEX NP

@@ -122,22 +122,10 @@ ln -s "$plugin" "$work/components/mca_coll_sharm.so"
 mpicc.openmpi -O2 -shared -fPIC -o "$work/pvars.so" ci/sharm-pvars.c
 for v in $(env | sed -n 's/^\(\(OMPI\|PMIX\|PRTE\)_MCA_[^=]*\)=.*/\1/p'); do unset "$v"; done
 
-# counts served|fallbacks|hierarchical LOG: "op=N ..." from sharm-pvars lines, summed over the processes.
-# A line may come after another process's output with no newline between
-# them (a unittest progress dot, ".sharm-pvars: rank 2 served ..."), so it
-# is looked for anywhere in a line, and read from where it starts.
+# counts served|fallbacks|hierarchical LOG: "op=N ..." from sharm-pvars lines,
+# summed over the processes (ci/sharm-pvars.awk).
 counts() {
-    awk -v want="$1" '{
-        at = index($0, "sharm-pvars: rank ")
-        if (at == 0) next
-        $0 = substr($0, at)
-        if ($4 != "served") next
-        mode = ""
-        for (i = 4; i <= NF; i++) {
-            if ($i == "served" || $i == "fallbacks" || $i == "hierarchical") { mode = $i; continue }
-            if (mode == want && split($i, kv, "=") == 2) n[kv[1]] += kv[2]
-        }
-    } END { for (k in n) printf "%s=%d\n", k, n[k] }' "$2" | sort | paste -sd' ' -
+    awk -v want="$1" -f ci/sharm-pvars.awk "$2" | sort | paste -sd' ' -
 }
 passed=0
 failed=0
