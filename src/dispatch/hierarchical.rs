@@ -248,75 +248,49 @@ fn chain_of(plan: &mut HierPlan) -> Chain<'_> {
 }
 
 /// MPI_Allgather, and MPI_Allgatherv with equal counts (the route sends no
-/// other here): this process's block goes into a packed buffer of p blocks
-/// (for Allgather the user's receive buffer itself when it is one
-/// contiguous range), the hierarchy fills the rest, and a packed buffer is
-/// unpacked block by block (Allgatherv: at the displacements).
+/// other here).  When the p blocks fit `STAGING_MAX_BYTES` and the receive
+/// buffer is one contiguous range of them (Allgather), the hierarchy fills
+/// that range itself; anything else goes through staging
+/// (`allgather_in_rounds`), in one round when it fits.  Both make the same
+/// calls for the same size, so processes may differ in layout.
 fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
     debug_assert!(
         m.coll == Coll::Allgather || (m.coll == Coll::Allgatherv && m.recv_side.equal_blocks())
     );
     let (me, p) = (plan.me, plan.size);
-    let mine = m.recv_side.block(me);
-    let block = mine.bytes();
-    if block.saturating_mul(p) > STAGING_MAX_BYTES {
-        return allgather_in_rounds(plan, comm, m, block);
-    }
+    let block = m.recv_side.block(me).bytes();
     // The receive buffer as one typed range of p blocks, when its count fits
-    // an int (else it is handled block by block, packed).
-    // Allgatherv's blocks lie at its displacements: always packed.
-    let whole = i32::try_from(m.recv.count as i64 * p as i64)
+    // an int (Allgatherv's blocks lie at its displacements: never).
+    let direct = i32::try_from(m.recv.count as i64 * p as i64)
         .ok()
-        .filter(|_| m.coll == Coll::Allgather)
-        .map(|n| TypedBuf::new(m.recv.buf, n, m.recv.dtype));
-    let direct = whole.and_then(|w| match w.movement() {
-        dtype::Movement::Contiguous { offset } => Some(offset),
-        dtype::Movement::Packed => None,
-    });
-    let mut packed = Vec::new();
-    let all: &mut [u8] = match direct {
-        // SAFETY: p blocks in one contiguous range of the application's
-        // receive buffer, valid for the call.
-        Some(offset) => unsafe {
-            std::slice::from_raw_parts_mut(m.recv.buf.offset(offset), block * p)
-        },
-        None => {
-            packed.resize(block * p, 0u8);
-            &mut packed
-        }
+        .filter(|_| m.coll == Coll::Allgather && block.saturating_mul(p) <= STAGING_MAX_BYTES)
+        .and_then(|n| TypedBuf::new(m.recv.buf, n, m.recv.dtype).byte_range());
+    let Some(start) = direct else {
+        return allgather_in_rounds(plan, comm, m, block);
     };
-    // Our own block into its place (unless it is there already).
-    let own_in_place = m.send_in_place && direct.is_some();
-    if !own_in_place {
-        let mut source = if m.send_in_place {
-            mine.source()
-        } else {
-            m.send.source()
-        };
+    // SAFETY: p blocks in one contiguous range of the application's receive
+    // buffer, valid for the call.
+    let all = unsafe { std::slice::from_raw_parts_mut(start, block * p) };
+    // Our own block into its place (in place, it is there already).
+    if !m.send_in_place {
         // SAFETY: the slot holds `block` bytes; the stream has as many.
-        unsafe { source.read(0, all[me * block..].as_mut_ptr(), block) };
+        unsafe {
+            m.send
+                .source()
+                .read(0, all[me * block..].as_mut_ptr(), block)
+        };
     }
-    if !gather_all(plan, comm, block, all) {
-        return false;
-    }
-    if direct.is_none() {
-        for r in 0..p {
-            let mut sink = m.recv_side.block(r).sink();
-            // SAFETY: block r of the packed buffer; the sink holds `block` bytes.
-            unsafe { sink.write(0, packed[r * block..].as_ptr(), block) };
-        }
-    }
-    true
+    gather_all(plan, comm, block, all)
 }
 
-/// An Allgather(v) of more than `STAGING_MAX_BYTES` in all: in rounds, each
-/// gathering the next piece of every block (p pieces of at most
-/// `STAGING_MAX_BYTES / p` bytes) through one staging buffer, so that
-/// neither the staging nor the climb's copies hold more than that.  Every
-/// block's stream is read or written in order, piece after piece.
+/// An Allgather(v) through staging: in rounds, each gathering the next piece
+/// of every block (p pieces of at most `STAGING_MAX_BYTES / p` bytes, so one
+/// round when the p blocks fit) through one staging buffer, so that neither
+/// the staging nor the climb's copies hold more than `STAGING_MAX_BYTES`.
+/// Every block's stream is read or written in order, piece after piece.
 fn allgather_in_rounds(plan: &mut HierPlan, comm: Comm, m: &MovementArgs, block: usize) -> bool {
     let (me, p) = (plan.me, plan.size);
-    let piece = (STAGING_MAX_BYTES / p).max(1);
+    let piece = (STAGING_MAX_BYTES / p).clamp(1, block.max(1));
     let mut staging = vec![0u8; piece * p];
     let mut source = if m.send_in_place {
         m.recv_side.block(me).source()
