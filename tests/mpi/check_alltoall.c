@@ -115,14 +115,12 @@ static void inplace_memory_call(const struct cinfo *c, size_t whole, int v, int 
                whole, round + 1);
         enum expect e = expect_call(c, v ? -1 : (long long) (block * (size_t) p), EX_SERVE);
         struct snap s = pv_snap(kind);
-        MPI_CHECK(MPI_Barrier(c->comm));
-        reset_peak();
-        long rss0 = status_kib("VmRSS:");
+        long mark = peak_mark(c->comm);
         if (v)
             MPI_CHECK(MPI_Alltoallv(MPI_IN_PLACE, counts, displs, MPI_INT, buf, counts, displs, MPI_INT, c->comm));
         else
             MPI_CHECK(MPI_Alltoall(MPI_IN_PLACE, (int) n, MPI_INT, buf, (int) n, MPI_INT, c->comm));
-        long grew = status_kib("VmHWM:") - rss0;
+        long grew = peak_growth(mark);
         pv_check(kind, s, e);
         for (int j = 0; j < p; ++j)
             for (size_t i = 0; i < n; ++i) {

@@ -29,22 +29,13 @@ static MPI_Datatype holey_int(void)
 
 static int value(uint64_t seed, int from, size_t i) { return (int) (seed + (uint64_t) from * 1000003u + i * 7u); }
 
-/* The resident set after a barrier, with the peak reset to it: what a
- * call's growth is measured from. */
-static long peak_from(const struct cinfo *c)
-{
-    MPI_CHECK(MPI_Barrier(c->comm));
-    reset_peak();
-    return status_kib("VmRSS:");
-}
-
-/* Checks the resident-set growth since `rss0` (KiB) of a call moving
+/* Checks the resident-set growth since `mark` (peak_mark) of a call moving
  * `message` bytes per process, and reports it once; not for the small
  * calls that come first (`judged` 0), whose set-up costs more than they
  * move. */
-static void memory_verdict(const char *what, long rss0, size_t message, int judged)
+static void memory_verdict(const char *what, long mark, size_t message, int judged)
 {
-    long grew = status_kib("VmHWM:") - rss0;
+    long grew = peak_growth(mark);
     if (!judged) return;
     long limit = (long) (message / 2 / 1024);
     if (grew > limit)
@@ -73,9 +64,9 @@ static void allgatherv_in_place(const struct cinfo *c, size_t whole, uint64_t se
     const unsigned long long bytes = (unsigned long long) n * sizeof(int) * (unsigned long long) p;
     enum expect e = expect_hier_call(c, (long long) bytes, EX_SERVE);
     struct snap s = pv_snap(C_ALLGATHERV);
-    long rss0 = peak_from(c);
+    long mark = peak_mark(c->comm);
     MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs, MPI_INT, c->comm));
-    memory_verdict("in-place Allgatherv", rss0, (size_t) bytes, judged);
+    memory_verdict("in-place Allgatherv", mark, (size_t) bytes, judged);
     pv_check_full(C_ALLGATHERV, s, e, 0, hier_spanning(c, bytes));
     for (int j = 0; j < p; ++j)
         for (size_t i = 0; i < n; ++i)
@@ -100,9 +91,9 @@ static void allgather_packed(const struct cinfo *c, size_t whole, uint64_t seed,
     const unsigned long long bytes = (unsigned long long) n * sizeof(int) * (unsigned long long) p;
     enum expect e = expect_hier_call(c, (long long) bytes, EX_SERVE);
     struct snap s = pv_snap(C_ALLGATHER);
-    long rss0 = peak_from(c);
+    long mark = peak_mark(c->comm);
     MPI_CHECK(MPI_Allgather(send, (int) n, MPI_INT, recv, (int) n, holey, c->comm));
-    memory_verdict("Allgather into a non-contiguous type", rss0, (size_t) bytes, judged);
+    memory_verdict("Allgather into a non-contiguous type", mark, (size_t) bytes, judged);
     pv_check_full(C_ALLGATHER, s, e, 0, hier_spanning(c, bytes));
     for (int j = 0; j < p; ++j)
         for (size_t i = 0; i < n; ++i) {
@@ -129,9 +120,9 @@ static void bcast_packed(const struct cinfo *c, size_t whole, uint64_t seed, int
     setctx(c, C_BCAST, "count=%zu of one int and a hole each, root=%d (memory check)", n, root);
     enum expect e = expect_bcast_reduce(c, (long) n, n * sizeof(int), EX_SERVE, 1);
     struct snap s = pv_snap(C_BCAST);
-    long rss0 = peak_from(c);
+    long mark = peak_mark(c->comm);
     MPI_CHECK(MPI_Bcast(buf, (int) n, holey, root, c->comm));
-    memory_verdict("Bcast of a non-contiguous type", rss0, n * sizeof(int), judged);
+    memory_verdict("Bcast of a non-contiguous type", mark, n * sizeof(int), judged);
     pv_check_full(C_BCAST, s, e, 0, hier_for(c, n * sizeof(int), 1));
     for (size_t i = 0; i < n; ++i)
         if (buf[2 * i] != value(seed, root, i) || buf[2 * i + 1] != -7)
@@ -155,12 +146,12 @@ static void sum_of_ints(const struct cinfo *c, size_t whole, uint64_t seed, int 
     setctx(c, kind, "MPI_INT count=%zu, MPI_SUM%s (memory check)", n, all ? "" : ", root=last");
     enum expect e = expect_bcast_reduce(c, (long) n, n * sizeof(int), EX_SERVE, 1);
     struct snap s = pv_snap(kind);
-    long rss0 = peak_from(c);
+    long mark = peak_mark(c->comm);
     if (all)
         MPI_CHECK(MPI_Allreduce(send, recv, (int) n, MPI_INT, MPI_SUM, c->comm));
     else
         MPI_CHECK(MPI_Reduce(send, recv, (int) n, MPI_INT, MPI_SUM, root, c->comm));
-    memory_verdict(all ? "Allreduce" : "Reduce", rss0, n * sizeof(int), judged);
+    memory_verdict(all ? "Allreduce" : "Reduce", mark, n * sizeof(int), judged);
     pv_check_full(kind, s, e, 0, hier_for(c, n * sizeof(int), 1));
     for (size_t i = 0; all || me == root ? i < n : 0; ++i) {
         int want = 0;

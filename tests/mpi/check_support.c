@@ -457,7 +457,7 @@ void gather_recv_img(struct buf *rb, int p, const int *cnt, const int *dis, size
 /* Memory a call takes                                                       */
 
 /* Kibibytes of the /proc/self/status line `field` ("VmRSS:", "VmHWM:"). */
-long status_kib(const char *field)
+static long status_kib(const char *field)
 {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) die("cannot open /proc/self/status");
@@ -475,8 +475,17 @@ long status_kib(const char *field)
 }
 
 /* Makes VmHWM start again from the current resident set (Linux >= 4.0). */
-void reset_peak(void)
+static void reset_peak(void)
 {
     FILE *f = fopen("/proc/self/clear_refs", "w");
     if (!f || fputs("5", f) < 0 || fclose(f) != 0) die("cannot reset the peak resident set");
 }
+
+long peak_mark(MPI_Comm comm)
+{
+    MPI_CHECK(MPI_Barrier(comm));
+    reset_peak();
+    return status_kib("VmRSS:");
+}
+
+long peak_growth(long mark) { return status_kib("VmHWM:") - mark; }

@@ -410,9 +410,11 @@ void scenario_crash(void);
 /* ------------------------------------------------------------------------ */
 /* Memory a call takes (check_support.c)                                     */
 
-/* Kibibytes of the /proc/self/status line `field` ("VmRSS:", "VmHWM:"). */
-long status_kib(const char *field);
-/* Makes VmHWM start again from the current resident set (Linux >= 4.0). */
-void reset_peak(void);
+/* After a barrier on `comm`, the peak resident set starts again from the
+ * current one, which is returned (KiB): the mark a call's growth is
+ * measured from. */
+long peak_mark(MPI_Comm comm);
+/* KiB the peak resident set has grown since `mark`. */
+long peak_growth(long mark);
 
 #endif
