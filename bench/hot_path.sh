@@ -41,7 +41,7 @@ fi
 mpicc.openmpi -O2 -o "$WORK/hot_path" "$REPO/bench/hot_path.c"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Open MPI's component directory stays in the search path (as ci/bench.sh).
-compdir=$(ompi_info --path pkglibdir --parsable | cut -d: -f3)
+compdir=$("$REPO/ci/ompi-component-dir")
 for spec in "${OPS[@]}"; do
     op=${spec%%:*}
     bytes=${spec#*:}

@@ -342,8 +342,7 @@ OMPI_COMPDIR=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 prepare_sharm() {
     # Open MPI's own component dir must stay in the search path.
     local d
-    d=$(ompi_info --path pkglibdir --parsable 2>/dev/null | cut -d: -f3)
-    [ -n "$d" ] && OMPI_COMPDIR=$d
+    d=$("$REPO/ci/ompi-component-dir" 2>/dev/null) && OMPI_COMPDIR=$d
     local so="$REPO/target/release/libmca_coll_sharm.so" stale=""
     # A plugin older than its sources would be measured under the current
     # commit's name (it happened: a build with a debugging switch in it

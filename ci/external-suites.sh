@@ -89,11 +89,8 @@ fi
 PLUGIN=target/release/libmca_coll_sharm.so
 [ -f "$PLUGIN" ] || die "build the plugin first (cargo build --release)"
 CC=${MPICC:-mpicc.openmpi}
-# Open MPI's own components (…/openmpi3 on 4.1, …/openmpi40 on 5.0): the
-# component path must keep them.
-OMPI_LIB=$(ompi_info --parsable --param mca base --level 9 |
-    sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^:"]*\).*/\1/p')
-[ -d "$OMPI_LIB" ] || die "ompi_info names no component directory of Open MPI's"
+# Open MPI's own components: the component path must keep them.
+OMPI_LIB=$(ci/ompi-component-dir) || die "cannot find Open MPI's component directory"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 rm -rf "$OUT"

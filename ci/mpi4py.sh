@@ -115,8 +115,7 @@ testdir=$work/mpi4py-$MPI4PY_VERSION/test
 # ---- the runs ----------------------------------------------------------------
 # sharm forced the way the MPI suite forces it (tests/support/launch.rs): its
 # directory ahead of Open MPI's own component directory, priority 100.
-compdir=$(ompi_info --parsable --param mca base --level 9 |
-    sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^:"]*\).*/\1/p')
+compdir=$(ci/ompi-component-dir) || fail "cannot find Open MPI's component directory"
 mkdir -p "$work/components"
 ln -s "$plugin" "$work/components/mca_coll_sharm.so"
 mpicc.openmpi -O2 -shared -fPIC -o "$work/pvars.so" ci/sharm-pvars.c

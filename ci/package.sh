@@ -56,12 +56,8 @@ libmpi=$(readlink -f /usr/lib/x86_64-linux-gnu/libmpi.so.40) || die "no libmpi.s
 abi_pkg=$(dpkg-query -S "$libmpi" | cut -d: -f1)
 abi_ver=$(dpkg-query -W -f '${Version}' "$abi_pkg")
 ompi_ver=$(dpkg-query -W -f '${source:Upstream-Version}' "$abi_pkg")
-# Where this Open MPI looks for components: the first entry of its default
-# mca_base_component_path (…/openmpi3 on 4.1, …/openmpi40 on 5.0; the second
-# entry is ~/.openmpi/components).
-compdir=$(ompi_info --parsable --param mca base --level 9 |
-    sed -n 's/^mca:mca:base:param:mca_base_component_path:value:"\{0,1\}\([^:"]*\).*/\1/p')
-[ -d "$compdir" ] || die "cannot find Open MPI's component directory (got '$compdir')"
+# Where this Open MPI looks for components (the package installs there).
+compdir=$(ci/ompi-component-dir) || die "cannot find Open MPI's component directory"
 
 # Debian 13 (Open MPI 5.0 under PRRTE/PMIx): libpmix2t64's own parameter
 # file sets PMIx's mca_base_component_path.  PMIx's "ompi" programming-model

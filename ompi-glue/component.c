@@ -95,6 +95,7 @@ static int param_hier_allgather = 0;
 static int param_allgather_remap = 0;
 static char *param_lattice_dims = NULL;
 static char *param_torus_dims = NULL;
+static size_t param_hier_piece_size = 64UL << 20;
 
 int sharm_output = -1;
 
@@ -206,6 +207,8 @@ int sharm_glue_enum_entry(int table, int index, const char **kind, int *value, c
     return 0;
 }
 
+static void register_size(const char *name, const char *help, size_t *storage);
+
 static void register_hierarchy(void)
 {
     mca_base_var_enum_t *modes = NULL, *group_algs = NULL, *allreduce_algs = NULL;
@@ -295,6 +298,11 @@ static void register_hierarchy(void)
                     "'node:knomial,switch1:ring,top:flat' (level names as printed in the group "
                     "tree; flat, knomial or ring; inside a node ring means the default)",
                     &param_level_algorithms);
+    register_size("hierarchy_piece_size",
+                  "Most bytes a hierarchical call packs, stages or reduces at once: larger "
+                  "Bcasts, Allgathers and (All)reduces go in pieces of this size, so a call's "
+                  "own memory stays near it whatever its message (0: whole messages)",
+                  &param_hier_piece_size);
     register_string("hierarchy_dot_file",
                     "Write each communicator's group tree in DOT to this file (rank 0; the "
                     "communicator id is appended)",
@@ -321,6 +329,7 @@ void sharm_glue_hier_params(struct sharm_hier_params *out)
     out->torus_dims = NULL == param_torus_dims ? "auto" : param_torus_dims;
     out->allgather_algorithm = param_hier_allgather;
     out->allgather_remap = param_allgather_remap;
+    out->piece_size = param_hier_piece_size;
 }
 
 static void register_size(const char *name, const char *help, size_t *storage)
@@ -404,8 +413,6 @@ static void register_counters(void)
             (void *)(intptr_t)(4 * SHARM_COLL_COUNT + k));
     }
 }
-
-static void register_size(const char *name, const char *help, size_t *storage);
 
 /* Single copy (CMA): mode, threshold, calibration. */
 static void register_single_copy(void)

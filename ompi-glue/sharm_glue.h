@@ -145,6 +145,7 @@ struct sharm_hier_params {
     const char *torus_dims;   /* "auto" or e.g. "4x3x2" (Trinaryx3, paper 002) */
     int32_t allgather_algorithm; /* 0 auto, 1 hierarchical, 2 recursive_doubling, 3 bruck */
     int32_t allgather_remap;     /* 0 none, 1 exch, 2 reorder (paper 003) */
+    uint64_t piece_size;         /* most bytes a call stages at once (0: no limit) */
 };
 
 /* coll_sharm_hierarchy_top_allreduce_algorithm: the top group's Allreduce

@@ -173,11 +173,12 @@ fn hierarchy_is_built_across_simulated_nodes_with_default_binding() {
 /// Open MPI's op/avx is left out (`--mca op ^avx`): the calls sharm hands
 /// over across nodes (Scan, Reduce_scatter, ...) would otherwise saturate
 /// 8-bit sums in coll/tuned (Open MPI issue 8045), which is not sharm's.
+/// `checker_args`: the scenarios, then any of the checker's options.
 /// Returns the summary's (hierarchical, hier_expected) and the job's output.
 fn checker_across_nodes(
     slots: &[usize],
     mpirun_opts: &[&str],
-    scenarios: &str,
+    checker_args: &[&str],
 ) -> (u64, u64, String) {
     let checker = support::checker();
     let path = format!("{}:{OMPI_COMPONENTS}", checker.components.display());
@@ -190,11 +191,13 @@ fn checker_across_nodes(
         &path,
     ];
     opts.extend_from_slice(mpirun_opts);
+    let mut args = checker_args.to_vec();
+    args.extend(["--alarm", "200"]);
     let job = sim_nodes::job(
         slots,
         &opts,
         &checker.program,
-        &[scenarios, "--alarm", "200"],
+        &args,
         Duration::from_secs(300),
     );
     let (out, text, left) = sim_nodes::run_text(job);
@@ -229,7 +232,7 @@ fn checker_on_two_three_and_four_nodes_uneven() {
         return;
     }
     for slots in [&[1usize, 1][..], &[2, 2, 1], &[1, 3, 1, 2]] {
-        let (hier, expected, _) = checker_across_nodes(slots, &[], "ops,allgather,dtypes,mixed");
+        let (hier, expected, _) = checker_across_nodes(slots, &[], &["ops,allgather,dtypes,mixed"]);
         assert!(
             hier > expected,
             "layout {slots:?}: no non-commutative call went hierarchical"
@@ -248,7 +251,7 @@ fn checker_round_robin_unbound() {
     let (hier, expected, _) = checker_across_nodes(
         &[3, 2],
         &["--bind-to", "none", "--map-by", "node", "--oversubscribe"],
-        "ops,allgather,mixed",
+        &["ops,allgather,mixed"],
     );
     assert_eq!(
         hier, expected,
@@ -274,7 +277,7 @@ fn checker_with_switch_levels() {
     checker_across_nodes(
         &[2, 1, 2],
         &["--mca", "coll_sharm_topology_file", &topo],
-        "ops,allgather",
+        &["ops,allgather"],
     );
 }
 
@@ -290,7 +293,7 @@ fn large_hierarchical_calls_stage_in_bounded_pieces() {
     if sim_nodes::skip_unless_available("large_hierarchical_calls_stage_in_bounded_pieces") {
         return;
     }
-    let (_, _, text) = checker_across_nodes(&[1, 1], &[], "hier_memory");
+    let (_, _, text) = checker_across_nodes(&[1, 1], &[], &["hier_memory"]);
     for line in text.lines().filter(|l| l.contains("peak resident set")) {
         println!("{line}");
     }
@@ -306,6 +309,64 @@ fn large_hierarchical_calls_stage_in_bounded_pieces() {
                 "hierarchical {what} of 524288 KiB: peak resident set +"
             )),
             "no memory report for the {what}:\n{text}"
+        );
+    }
+}
+
+/// `coll_sharm_hierarchy_piece_size` sets the pieces: the same five calls
+/// of 64 MiB, on a node of two processes (a shared-memory group) and one of
+/// one, in pieces of 4 MiB.  Each must stay within half its message (with
+/// the default 64 MiB pieces each call stages the whole 64 MiB: the
+/// Allgatherv alone grows the peak resident set by more than that), and
+/// verbose 100 must name the pieces every call went in.
+#[test]
+fn the_piece_size_parameter_bounds_a_hierarchical_call() {
+    if sim_nodes::skip_unless_available("the_piece_size_parameter_bounds_a_hierarchical_call") {
+        return;
+    }
+    let mib64 = (64usize << 20).to_string();
+    let (_, _, text) = checker_across_nodes(
+        &[2, 1],
+        &[
+            "--mca",
+            "coll_sharm_hierarchy_piece_size",
+            "4194304",
+            "--mca",
+            "coll_sharm_verbose",
+            "100",
+        ],
+        &["hier_memory", "--big", &mib64],
+    );
+    for line in text.lines().filter(|l| l.contains("peak resident set")) {
+        println!("{line}");
+    }
+    for what in [
+        "in-place Allgatherv",
+        "Allgather into a non-contiguous type",
+        "Bcast of a non-contiguous type",
+        "Reduce",
+        "Allreduce",
+    ] {
+        // The Allgathers' 64 MiB is three blocks of whole ints: 65535 KiB.
+        let report = format!("hierarchical {what} of 6553");
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&report) && l.contains(" KiB: peak resident set +")),
+            "no memory report for the {what}:\n{text}"
+        );
+    }
+    // 64 MiB in 4 MiB pieces; the Allgathers' blocks are a third of 64 MiB
+    // (5,592,405 ints), their pieces a third of 4 MiB.
+    for pieces in [
+        "Bcast of 67108864 bytes in 16 pieces of up to 4194304",
+        "Reduce of 16777216 elements in 16 pieces of up to 1048576",
+        "Allreduce of 16777216 elements in 16 pieces of up to 1048576",
+        "Allgatherv of 22369620 bytes a block in 17 rounds of up to 1398101",
+        "Allgather of 22369620 bytes a block in 17 rounds of up to 1398101",
+    ] {
+        assert!(
+            text.contains(pieces),
+            "no \"{pieces}\" at verbose 100:\n{text}"
         );
     }
 }
@@ -434,7 +495,7 @@ fn top_group_allreduce_schedules_across_nodes() {
                 "coll_sharm_hierarchy_top_allreduce_algorithm",
                 alg,
             ],
-            "allreduce",
+            &["allreduce"],
         );
         assert!(
             hier > 0,

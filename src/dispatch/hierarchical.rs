@@ -32,30 +32,31 @@ pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     }
 }
 
-/// Most bytes a hierarchical call packs, stages, climbs or reduces at once.
-/// A larger Bcast goes in pieces of this size, a larger Allgather(v) in
-/// rounds of p pieces adding up to at most this, and a larger Reduce or
-/// Allreduce in pieces of whole elements with at most this much data, so
-/// that a call's own memory does not grow with its message: whole, the
-/// in-place Allgatherv of 8 GB per process in ompi-tests-public's
-/// collective-big-count, across two nodes, took another 8 GB and was
-/// stopped by the OOM killer where coll/tuned passes.  Whether a call goes
-/// in pieces follows from its size alone (the same on every process;
-/// processes may differ in datatype layout), and every process cuts the
-/// stream at the same places.
-const STAGING_MAX_BYTES: usize = 64 << 20;
+// Pieces.  A hierarchical call packs, stages, climbs or reduces at most
+// `HierParams::piece_bytes` at once (`coll_sharm_hierarchy_piece_size`,
+// 64 MiB by default): a larger Bcast goes in pieces of that size, a larger
+// Allgather(v) in rounds of p pieces adding up to at most that, and a
+// larger Reduce or Allreduce in pieces of whole elements with at most that
+// much data, so that a call's own memory does not grow with its message:
+// whole, the in-place Allgatherv of 8 GB per process in ompi-tests-public's
+// collective-big-count, across two nodes, took another 8 GB and was
+// stopped by the OOM killer where coll/tuned passes.  Whether a call goes
+// in pieces follows from its size and the piece size alone (the same on
+// every process: the piece size is in the hierarchy's digest; processes
+// may differ in datatype layout), and every process cuts the stream at the
+// same places.
 
 fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
     let me = plan.me;
     let bytes = buf.bytes();
-    let alg = plan.params.bcast;
+    let (alg, piece) = (plan.params.bcast, plan.params.piece_bytes);
     let mut chain = Chain {
         me,
         groups: &mut plan.chain,
         reaches_top: plan.reaches_top,
     };
-    if bytes > STAGING_MAX_BYTES {
-        return bcast_in_pieces(comm, &mut chain, root, alg, buf);
+    if bytes > piece {
+        return bcast_in_pieces(comm, &mut chain, root, alg, buf, piece);
     }
     match buf.movement() {
         dtype::Movement::Contiguous { offset } => {
@@ -82,18 +83,23 @@ fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
     }
 }
 
-/// A Bcast of more than `STAGING_MAX_BYTES`, one Bcast per piece of the
-/// stream: a contiguous buffer's pieces are slices of it, a packed one's go
-/// through one piece of staging (packed at the root, unpacked elsewhere, in
-/// stream order).
+/// A Bcast of more than `piece` bytes, one Bcast per piece of the stream: a
+/// contiguous buffer's pieces are slices of it, a packed one's go through
+/// one piece of staging (packed at the root, unpacked elsewhere, in stream
+/// order).
 fn bcast_in_pieces(
     comm: Comm,
     chain: &mut Chain,
     root: usize,
     alg: GroupAlgorithm,
     buf: &TypedBuf,
+    piece: usize,
 ) -> bool {
     let bytes = buf.bytes();
+    tracing::trace!(
+        "Bcast of {bytes} bytes in {} pieces of up to {piece}",
+        bytes.div_ceil(piece)
+    );
     let start = buf.byte_range();
     let (mut staging, mut stream) = match start {
         Some(_) => (Vec::new(), None),
@@ -103,12 +109,12 @@ fn bcast_in_pieces(
             } else {
                 buf.sink()
             };
-            (vec![0u8; STAGING_MAX_BYTES], Some(stream))
+            (vec![0u8; piece], Some(stream))
         }
     };
     let mut at = 0;
     while at < bytes {
-        let len = STAGING_MAX_BYTES.min(bytes - at);
+        let len = piece.min(bytes - at);
         let piece: &mut [u8] = match start {
             // SAFETY: bytes [at, at + len) of the application's contiguous
             // buffer, valid for the call.
@@ -132,15 +138,23 @@ fn bcast_in_pieces(
     true
 }
 
-/// A Reduce or Allreduce, in pieces of at most `STAGING_MAX_BYTES` of data
-/// when larger (the accumulator, the executor's receive buffers and the
+/// A Reduce or Allreduce, in pieces of at most `piece_bytes` of data when
+/// larger (the accumulator, the executor's receive buffers and the
 /// climb's copies then hold a piece, not the message).  The pieces are cut
 /// by element counts from the elements' data size, which the type
 /// signature fixes: the same on every process, whatever its datatype's
 /// extent.
 fn reduction(plan: &mut HierPlan, comm: Comm, r: &ReductionArgs) -> bool {
     let layout = r.layout.expect("a served reduction has its layout");
-    let per = (STAGING_MAX_BYTES / layout.size.max(1)).max(1);
+    let per = (plan.params.piece_bytes / layout.size.max(1)).max(1);
+    if per < layout.count {
+        tracing::trace!(
+            "{:?} of {} elements in {} pieces of up to {per}",
+            r.coll,
+            layout.count,
+            layout.count.div_ceil(per)
+        );
+    }
     let mut first = 0;
     loop {
         let count = per.min(layout.count - first);
@@ -248,7 +262,7 @@ fn chain_of(plan: &mut HierPlan) -> Chain<'_> {
 }
 
 /// MPI_Allgather, and MPI_Allgatherv with equal counts (the route sends no
-/// other here).  When the p blocks fit `STAGING_MAX_BYTES` and the receive
+/// other here).  When the p blocks fit `piece_bytes` and the receive
 /// buffer is one contiguous range of them (Allgather), the hierarchy fills
 /// that range itself; anything else goes through staging
 /// (`allgather_in_rounds`), in one round when it fits.  Both make the same
@@ -263,7 +277,7 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
     // an int (Allgatherv's blocks lie at its displacements: never).
     let direct = i32::try_from(m.recv.count as i64 * p as i64)
         .ok()
-        .filter(|_| m.coll == Coll::Allgather && block.saturating_mul(p) <= STAGING_MAX_BYTES)
+        .filter(|_| m.coll == Coll::Allgather && block.saturating_mul(p) <= plan.params.piece_bytes)
         .and_then(|n| TypedBuf::new(m.recv.buf, n, m.recv.dtype).byte_range());
     let Some(start) = direct else {
         return allgather_in_rounds(plan, comm, m, block);
@@ -284,13 +298,20 @@ fn allgather(plan: &mut HierPlan, comm: Comm, m: &MovementArgs) -> bool {
 }
 
 /// An Allgather(v) through staging: in rounds, each gathering the next piece
-/// of every block (p pieces of at most `STAGING_MAX_BYTES / p` bytes, so one
-/// round when the p blocks fit) through one staging buffer, so that neither
-/// the staging nor the climb's copies hold more than `STAGING_MAX_BYTES`.
+/// of every block (p pieces of at most `piece_bytes / p` bytes, so one round
+/// when the p blocks fit) through one staging buffer, so that neither the
+/// staging nor the climb's copies hold more than `piece_bytes`.
 /// Every block's stream is read or written in order, piece after piece.
 fn allgather_in_rounds(plan: &mut HierPlan, comm: Comm, m: &MovementArgs, block: usize) -> bool {
     let (me, p) = (plan.me, plan.size);
-    let piece = (STAGING_MAX_BYTES / p).clamp(1, block.max(1));
+    let piece = (plan.params.piece_bytes / p).clamp(1, block.max(1));
+    if piece < block {
+        tracing::trace!(
+            "{:?} of {block} bytes a block in {} rounds of up to {piece}",
+            m.coll,
+            block.div_ceil(piece)
+        );
+    }
     let mut staging = vec![0u8; piece * p];
     let mut source = if m.send_in_place {
         m.recv_side.block(me).source()

@@ -382,9 +382,9 @@ fn exchange_placement(
     all.chunks_exact(mine.len()).map(decode_record).collect()
 }
 
-/// The parameters that choose algorithms (the group tree itself is compared
-/// through its rendering, which shows the levels, virtual nodes and the
-/// topology file's switches).  Not included: the mode (it only decides
+/// The parameters that choose algorithms and where calls are cut into
+/// pieces (the group tree itself is compared through its rendering, which
+/// shows the levels, virtual nodes and the topology file's switches).  Not included: the mode (it only decides
 /// whether a tree is built), the topology file's path (its contents are in
 /// the tree) and the DOT file.
 fn algorithm_digest_text(
@@ -393,7 +393,7 @@ fn algorithm_digest_text(
     overrides: &[(String, GroupAlgorithm)],
 ) -> String {
     format!(
-        "bcast={:?} reduce={:?} allreduce={:?} top={:?} lattice={} torus={} allgather={:?}/{:?} levels={levels:?} virtual_node_size={:?} overrides={overrides:?}",
+        "bcast={:?} reduce={:?} allreduce={:?} top={:?} lattice={} torus={} allgather={:?}/{:?} levels={levels:?} virtual_node_size={:?} pieces={} overrides={overrides:?}",
         params.bcast,
         params.reduce,
         params.allreduce,
@@ -402,7 +402,8 @@ fn algorithm_digest_text(
         params.torus_dims,
         params.allgather,
         params.allgather_remap,
-        params.virtual_node_size
+        params.virtual_node_size,
+        params.piece_bytes
     )
 }
 

@@ -47,6 +47,7 @@ pub struct RawHierParams {
     pub torus_dims: *const c_char,
     pub allgather_algorithm: i32,
     pub allgather_remap: i32,
+    pub piece_size: u64,
 }
 
 /// Mirror of `struct sharm_dtype_info`.
@@ -258,6 +259,7 @@ pub fn hier_params() -> (RawHierParams, [String; 6]) {
         torus_dims: std::ptr::null(),
         allgather_algorithm: 0,
         allgather_remap: 0,
+        piece_size: 0,
     };
     // SAFETY: writes one plain struct; the strings it points to live while
     // the component is open.

@@ -396,6 +396,9 @@ pub struct HierParams {
     /// Allgather across nodes, and paper 003's remapping for it.
     pub allgather: HierAllgather,
     pub allgather_remap: AllgatherRemap,
+    /// Most bytes a call packs, stages, climbs or reduces at once
+    /// (`coll_sharm_hierarchy_piece_size`; 0 there: no limit).
+    pub piece_bytes: usize,
 }
 
 impl HierParams {
@@ -447,6 +450,10 @@ impl HierParams {
                 raw.allgather_remap,
                 AllgatherRemap::None,
             ),
+            piece_bytes: match raw.piece_size {
+                0 => usize::MAX,
+                n => usize::try_from(n).unwrap_or(usize::MAX),
+            },
         }
     }
 }

@@ -4,11 +4,12 @@
  * default) per process, each through the hierarchy (its MPI_T counters
  * say so), each checked element by element, and each allowed to grow the
  * peak resident set by less than half its message: sharm stages such calls
- * in pieces of at most 64 MiB (about 128-192 MiB in all, whatever the
- * message, so below 512 MiB the limit is too tight), where handling the
- * whole message would take all of it again (and did: an in-place
- * Allgatherv of 8 GB per process across two nodes was stopped by the OOM
- * killer).
+ * in pieces of at most coll_sharm_hierarchy_piece_size (64 MiB by default:
+ * about 128-192 MiB in all, whatever the message, so below 512 MiB the
+ * limit is too tight for the default; a run with smaller pieces can use
+ * smaller messages), where handling the whole message would take all of it
+ * again (and did: an in-place Allgatherv of 8 GB per process across two
+ * nodes was stopped by the OOM killer).
  *
  *   - an in-place Allgatherv of MPI_INT, equal counts, blocks adjacent;
  *   - an Allgather into a non-contiguous receive type (one int, then a
