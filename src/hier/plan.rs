@@ -384,9 +384,9 @@ fn exchange_placement(
 
 /// The parameters that choose algorithms and where calls are cut into
 /// pieces (the group tree itself is compared through its rendering, which
-/// shows the levels, virtual nodes and the topology file's switches).  Not included: the mode (it only decides
-/// whether a tree is built), the topology file's path (its contents are in
-/// the tree) and the DOT file.
+/// shows the levels, virtual nodes and the topology file's switches).  Not
+/// included: the mode (it only decides whether a tree is built), the
+/// topology file's path (its contents are in the tree) and the DOT file.
 fn algorithm_digest_text(
     params: &HierParams,
     levels: &[Level],
