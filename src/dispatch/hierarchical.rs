@@ -13,7 +13,7 @@ use crate::hier::plan::HierPlan;
 use crate::hier::remap::mapping::Variant;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
 use crate::ompi::combine::Combiner;
-use crate::ompi::dtype::{self, ReduceLayout};
+use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{AllgatherRemap, GroupAlgorithm, HierAllgather};
 use crate::ompi::payload::{Payload, TypedBuf};
@@ -47,46 +47,15 @@ pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
 // same places.
 
 fn bcast(plan: &mut HierPlan, comm: Comm, buf: &TypedBuf, root: usize) -> bool {
-    let me = plan.me;
-    let bytes = buf.bytes();
     let (alg, piece) = (plan.params.bcast, plan.params.piece_bytes);
-    let mut chain = Chain {
-        me,
-        groups: &mut plan.chain,
-        reaches_top: plan.reaches_top,
-    };
-    if bytes > piece {
-        return bcast_in_pieces(comm, &mut chain, root, alg, buf, piece);
-    }
-    match buf.movement() {
-        dtype::Movement::Contiguous { offset } => {
-            // SAFETY: a contiguous buffer of `bytes` bytes at its true lower
-            // bound, the application's for the duration of the call.
-            let data = unsafe { std::slice::from_raw_parts_mut(buf.buf.offset(offset), bytes) };
-            chain::bcast(comm, &mut chain, root, alg, data)
-        }
-        dtype::Movement::Packed => {
-            // The network path moves whole byte ranges: pack, move, unpack,
-            // through the same convertor streams as the flat path.
-            let mut packed = vec![0u8; bytes];
-            if me == root {
-                // SAFETY: `packed` holds the whole stream.
-                unsafe { buf.source().read(0, packed.as_mut_ptr(), bytes) };
-            }
-            let ok = chain::bcast(comm, &mut chain, root, alg, &mut packed);
-            if ok && me != root {
-                // SAFETY: as above.
-                unsafe { buf.sink().write(0, packed.as_ptr(), bytes) };
-            }
-            ok
-        }
-    }
+    bcast_in_pieces(comm, &mut chain_of(plan), root, alg, buf, piece)
 }
 
-/// A Bcast of more than `piece` bytes, one Bcast per piece of the stream: a
-/// contiguous buffer's pieces are slices of it, a packed one's go through
-/// one piece of staging (packed at the root, unpacked elsewhere, in stream
-/// order).
+/// A Bcast, one Bcast per piece of at most `piece` bytes of the stream (one
+/// piece when it fits): a contiguous buffer's pieces are slices of it, a
+/// packed one's go through one piece of staging (packed at the root,
+/// unpacked elsewhere, in stream order).  The network path moves whole
+/// byte ranges, through the same convertor streams as the flat path.
 fn bcast_in_pieces(
     comm: Comm,
     chain: &mut Chain,
@@ -96,10 +65,12 @@ fn bcast_in_pieces(
     piece: usize,
 ) -> bool {
     let bytes = buf.bytes();
-    tracing::trace!(
-        "Bcast of {bytes} bytes in {} pieces of up to {piece}",
-        bytes.div_ceil(piece)
-    );
+    if bytes > piece {
+        tracing::trace!(
+            "Bcast of {bytes} bytes in {} pieces of up to {piece}",
+            bytes.div_ceil(piece)
+        );
+    }
     let start = buf.byte_range();
     let (mut staging, mut stream) = match start {
         Some(_) => (Vec::new(), None),
@@ -109,7 +80,7 @@ fn bcast_in_pieces(
             } else {
                 buf.sink()
             };
-            (vec![0u8; piece], Some(stream))
+            (vec![0u8; piece.min(bytes)], Some(stream))
         }
     };
     let mut at = 0;
