@@ -11,6 +11,11 @@ DIR is a run directory of `ci/bench.sh` (its `bin/sharm_bench.openmpi` and
     old:sharm=/path/to/plugin/dir            sharm from that directory
     min64k:sharm=DIR:--mca coll_sharm_nontemporal_min_size 65536
     sm:sm   tuned:tuned                      Open MPI's own components
+    mpich:mpich   impi:impi                  MPICH and Intel MPI (their own
+                                             sharm_bench builds in DIR/bin;
+                                             Intel MPI from IMPI_ROOT, default
+                                             /var/cache/sharm/impi as
+                                             ci/bench.sh installs it)
 
 Every round runs each configuration once, in the order given, with
 `sharm_bench BENCH_ARGS` (e.g. `--ops bcast,reduce --sizes 4K,8K
@@ -48,9 +53,33 @@ def line_rtt(machine_state):
     return float(m[1]) if m else float("nan")
 
 
-def mpirun_args(np, kind, extra):
+def launch(run, np, kind, extra):
+    """The command line and extra environment of one launch of `kind`,
+    placed as `ci/bench.sh` places it: bound to cores, or unbound when
+    oversubscribed."""
+    bind = np <= os.cpu_count()
+    binary = lambda lib: os.path.join(run, "bin", f"sharm_bench.{lib}")
+    if kind == "mpich":
+        args = ["mpiexec.mpich", "-n", str(np)] + (["-bind-to", "core"] if bind else [])
+        return args + extra.split() + [binary("mpich")], {}
+    if kind == "impi":
+        root = os.environ.get("IMPI_ROOT", "/var/cache/sharm/impi")
+        fi_path = os.path.join(root, "lib", "libfabric")
+        if not os.path.isdir(fi_path):
+            fi_path = os.path.join(root, "lib")
+        env = {
+            "PATH": os.path.join(root, "bin") + ":" + os.environ.get("PATH", ""),
+            "LD_LIBRARY_PATH": os.path.join(root, "lib"),
+            "FI_PROVIDER_PATH": fi_path,
+            "I_MPI_FABRICS": "shm",
+            "I_MPI_PIN": "1" if bind else "0",
+        }
+        if bind:
+            env["I_MPI_PIN_PROCESSOR_LIST"] = ",".join(str(i) for i in range(np))
+        args = [os.path.join(root, "bin", "mpiexec"), "-n", str(np)]
+        return args + extra.split() + [binary("impi")], env
     args = ["mpirun.openmpi", "--allow-run-as-root", "-np", str(np)]
-    args += ["--bind-to", "core"] if np <= os.cpu_count() else ["--oversubscribe", "--bind-to", "none"]
+    args += ["--bind-to", "core"] if bind else ["--oversubscribe", "--bind-to", "none"]
     if kind.startswith("sharm="):
         args += ["--mca", "coll_sharm_priority", "100"]
         args += ["--mca", "mca_base_component_path", OMPI_COMPONENTS + ":" + kind[len("sharm="):]]
@@ -58,7 +87,7 @@ def mpirun_args(np, kind, extra):
         args += ["--mca", "coll", "^sharm", "--mca", f"coll_{kind}_priority", "100"]
     else:
         sys.exit(f"alternate.py: unknown configuration kind '{kind}'")
-    return args + extra.split()
+    return args + extra.split() + [binary("openmpi")], {}
 
 
 def main():
@@ -73,17 +102,20 @@ def main():
     parser.add_argument("configs", nargs="+")
     opts = parser.parse_args(argv[:cut])
     bench_args = argv[cut + 1 :]
-    bench = os.path.join(opts.run, "bin", "sharm_bench.openmpi")
     machine_state = os.path.join(opts.run, "bin", "machine_state")
-    for path in (bench, machine_state):
-        if not os.access(path, os.X_OK):
-            sys.exit(f"alternate.py: {path} missing (build it with ci/bench.sh --out {opts.run})")
     configs = []
     for c in opts.configs:
         parts = c.split(":", 2)
         if len(parts) < 2:
             sys.exit(f"alternate.py: configuration '{c}' is not LABEL:KIND[:MCA ARGS]")
         configs.append((parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
+    for label, kind, extra in configs:
+        for path in (launch(opts.run, opts.np, kind, extra)[0][-1], machine_state):
+            if not os.access(path, os.X_OK):
+                sys.exit(
+                    f"alternate.py: {path} missing (build it with"
+                    f" ci/bench.sh --configs sharm,{kind.split('=')[0]} --out {opts.run})"
+                )
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
     times = {}  # (state, op, bytes, label) -> [median per launch]
@@ -91,8 +123,14 @@ def main():
     for _ in range(opts.rounds):
         for label, kind, extra in configs:
             before = line_rtt(machine_state)
-            cmd = mpirun_args(opts.np, kind, extra) + [bench] + bench_args
-            out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600).stdout
+            cmd, own_env = launch(opts.run, opts.np, kind, extra)
+            out = subprocess.run(
+                cmd + bench_args,
+                env=dict(env, **own_env),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            ).stdout
             after = line_rtt(machine_state)
             if before < NEAR_BELOW_NS and after < NEAR_BELOW_NS:
                 state = "near"
