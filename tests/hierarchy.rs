@@ -184,6 +184,37 @@ fn missing_topology_file_is_reported_and_dropped() {
     );
 }
 
+/// The hierarchy's parameters are checked on one node too, where no
+/// hierarchy is built: each malformed one is said once (two communicators,
+/// world and the checker's duplicates, three processes), at verbose 0, and
+/// every call is still served, flat.  Before, a misspelt level, override or
+/// shape, or a topology file that cannot be read, went unsaid here and was
+/// first heard of on the cluster (a shape never).  (The checker itself
+/// checks, call by call, that sharm served what it serves.)
+#[test]
+fn malformed_hierarchy_parameters_are_said_once_on_one_node() {
+    let mca = [
+        ("coll_sharm_hierarchy_levels", "node,sokcet"),
+        ("coll_sharm_hierarchy_level_algorithms", "node=ring"),
+        ("coll_sharm_lattice_dims", "4x"),
+        ("coll_sharm_torus_dims", "3xthree"),
+        ("coll_sharm_topology_file", "/nonexistent/sharm.topo"),
+    ];
+    let job = checker().job(3, "ops").mcas(&mca);
+    let (run, s) = run_checker(&job, "ops");
+    let out = run.output();
+    assert!(s.served > 0 && s.hierarchical == 0, "{s:?}\n{out}");
+    for said in [
+        "coll_sharm_hierarchy_levels: 'sokcet': unknown level",
+        "coll_sharm_hierarchy_level_algorithms: 'node=ring' is not <level>:<flat|knomial|ring>; ignored",
+        "coll_sharm_lattice_dims: '4x' is neither auto nor sides such as 4x4x2; the model's shape is used",
+        "coll_sharm_torus_dims: '3xthree' is neither auto nor sides such as 4x4x2",
+        "topology file /nonexistent/sharm.topo: cannot read the topology file",
+    ] {
+        assert_eq!(out.matches(said).count(), 1, "'{said}' not said once:\n{out}");
+    }
+}
+
 #[test]
 fn hierarchy_on_within_one_node() {
     run(3, "ops,stress", &[("coll_sharm_hierarchy", "on")]);

@@ -163,11 +163,20 @@ impl CommState {
             debug!("not serving communicator {label}: {why}");
             return None;
         }
+        // Parameters are the same for every communicator: each problem is
+        // said once per process (a job of 2,000 communicators said it 2,000
+        // times), and the hierarchy's are checked even where no
+        // communicator spans nodes (`hier_plan::check_parameters`).
+        static GEOMETRY_SAID: std::sync::Once = std::sync::Once::new();
+        if hier_params.mode != HierarchyMode::Off {
+            hier_plan::check_parameters(comm.rank(), &hier_params);
+        }
         if raw.fragment_size < 64
             || matches!(raw.queue_slots, i32::MIN..=-1 | 1)
             || raw.knomial_radix < 2
         {
-            warn!(
+            GEOMETRY_SAID.call_once(|| {
+                warn!(
                 "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
                 raw.fragment_size,
                 raw.queue_slots,
@@ -178,7 +187,8 @@ impl CommState {
                     s => s.to_string(),
                 },
                 params.radix
-            );
+            )
+            });
         }
         debug!("serving communicator {label} ({} processes)", comm.size());
         let spans_nodes = !all_local

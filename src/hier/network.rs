@@ -58,16 +58,30 @@ pub struct TopSpec {
 
 impl TopSpec {
     pub fn new(algorithm: TopAllreduce, lattice: &str, torus: &str) -> TopSpec {
-        let dims = |t: &str| {
-            (t.trim() != "auto")
-                .then(|| Lattice::parse_dims(t))
-                .flatten()
-        };
+        // A malformed shape was said once, at the first communicator
+        // (`hier::plan::check_parameters`); here it means the model's.
+        let dims = |t: &str| TopSpec::shape(t).ok().flatten();
         TopSpec {
             algorithm,
             lattice: dims(lattice),
             torus: dims(torus),
         }
+    }
+}
+
+impl TopSpec {
+    /// A shape parameter (`coll_sharm_lattice_dims`, `coll_sharm_torus_dims`):
+    /// `auto` (or empty) leaves the shape to the model (None); otherwise
+    /// sides of at least 1 joined by `x`, such as `4x4x2`.  Whether the
+    /// sides fit the top group is known only when it is built.
+    pub fn shape(text: &str) -> Result<Option<Vec<usize>>, String> {
+        let text = text.trim();
+        if text.is_empty() || text.eq_ignore_ascii_case("auto") {
+            return Ok(None);
+        }
+        Lattice::parse_dims(text)
+            .map(Some)
+            .ok_or_else(|| format!("'{text}' is neither auto nor sides such as 4x4x2"))
     }
 }
 

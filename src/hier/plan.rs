@@ -13,6 +13,7 @@ use tracing::{debug, info, warn};
 
 use crate::hier::chain::{Group, Transport};
 use crate::hier::groups::{attach_switch_paths, Hierarchy, ProcInfo};
+use crate::hier::network::TopSpec;
 use crate::hier::remap::mapping::{Mapping, Placement, Variant};
 use crate::hier::remap::Remap;
 use crate::hier::topology::{
@@ -65,6 +66,57 @@ fn report_once(me: usize, key: &str, message: &str) {
     }
 }
 
+/// The levels `coll_sharm_hierarchy_levels` selects; all of them, said
+/// once, when it does not parse.
+fn levels_or_all(me: usize, text: &str) -> LevelSelection {
+    LevelSelection::parse(text).unwrap_or_else(|e| {
+        report_once(
+            me,
+            text,
+            &format!("coll_sharm_hierarchy_levels: {e}; using all levels"),
+        );
+        LevelSelection::all()
+    })
+}
+
+/// Checks the hierarchy's parameters as text, once per process, at the
+/// first communicator sharm serves (`dispatch::state`), whether or not any
+/// communicator ever spans nodes.  Why: they are otherwise read only when
+/// a hierarchy is built, so a misspelt level, per-level algorithm or shape,
+/// or a topology file that cannot be read, went unsaid on the one-node
+/// runs where users try their settings, and was first heard of on the
+/// cluster (a shape never: it fell back to the model in silence).  Each
+/// problem is said at verbose 0 by rank 0 of that communicator; the plan's
+/// own reports of the same problems share `report_once`'s keys, so nothing
+/// is said twice.  What only the placement can tell (a node missing from
+/// the topology file, a shape whose sides do not multiply to the top
+/// group) is still said when the plan is built.
+pub fn check_parameters(me: usize, params: &HierParams) {
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(|| {
+        levels_or_all(me, &params.levels);
+        level_algorithms(me, &params.level_algorithms);
+        for (name, text) in [
+            ("coll_sharm_lattice_dims", &params.lattice_dims),
+            ("coll_sharm_torus_dims", &params.torus_dims),
+        ] {
+            if let Err(e) = TopSpec::shape(text) {
+                report_once(me, name, &format!("{name}: {e}; the model's shape is used"));
+            }
+        }
+        if let Some(path) = &params.topology_file {
+            if let Err(e) = parse_topology_file(path) {
+                report_once(me, path, &topology_message(&e));
+            }
+        }
+    });
+}
+
+/// What a topology file that cannot be used makes of the hierarchy.
+fn topology_message(e: &dyn std::fmt::Display) -> String {
+    format!("topology file {e}; network levels dropped")
+}
+
 /// Parses `coll_sharm_hierarchy_level_algorithms` ("<level>:<algorithm>,...");
 /// a bad item is reported (once) and skipped.
 fn level_algorithms(me: usize, text: &str) -> Vec<(String, GroupAlgorithm)> {
@@ -98,14 +150,7 @@ pub fn build(
     shared: &Params,
     label: &str,
 ) -> Result<HierPlan, String> {
-    let levels = LevelSelection::parse(&params.levels).unwrap_or_else(|e| {
-        report_once(
-            me,
-            &params.levels,
-            &format!("coll_sharm_hierarchy_levels: {e}; using all levels"),
-        );
-        LevelSelection::all()
-    });
+    let levels = levels_or_all(me, &params.levels);
     // Collective: every process takes part, whatever it knows.
     let placement = exchange_placement(comm, module, me, p);
     let nodes: Vec<String> = match params.virtual_node_size {
@@ -131,11 +176,7 @@ pub fn build(
         {
             Ok(n) => switch_levels = n,
             Err(e) => {
-                report_once(
-                    me,
-                    path,
-                    &format!("topology file {e}; network levels dropped"),
-                );
+                report_once(me, path, &topology_message(&e));
                 for p in procs.iter_mut() {
                     p.switches = None;
                 }

@@ -88,7 +88,7 @@ pub struct LevelParseError {
 
 impl fmt::Display for LevelParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "hierarchy_levels: '{}': {}", self.token, self.reason)
+        write!(f, "'{}': {}", self.token, self.reason)
     }
 }
 
