@@ -649,6 +649,17 @@ fn pulls_only(sh: &Shared, sources: &Sources, recv: &RootSide) -> bool {
 /// Offers never wait here: each takes its own slot (p - 1 < s, checked by
 /// `pulls_only`), and their positions are the rounds' own, so a partner still
 /// in the rounds finds them where it looks.
+///
+/// The own block is copied last, after the pulls: a pull ends a peer's wait
+/// (it may return once all its readers acknowledged), the own copy ends
+/// nobody's, so pulling first lets the peers leave the cores sooner.
+/// Measured np=8 on 2 cores, 4 MiB blocks, alternated launches with the
+/// cores near (2026-11-29, `docs/benchmark/2026-11-29-g-alternated`), own
+/// copy first against last in four sets of 5-12 launches each: 38.6 / 38.2
+/// / 39.4 / 40.0 ms against 37.3 / 35.5 / 37.3 / 36.5, coll/tuned 36.0-37.4.
+/// Copying it whenever no offer is ready instead (so a process never waits
+/// while it has work) measured the same as last (36.2 ms).  np=8 at 256 KiB
+/// and 1 MiB, and np=4 at 256 KiB to 4 MiB: no direction beyond the spread.
 fn pull_any(sh: &mut Shared, sources: &mut Sources, recv: &RootSide, own_copy: SelfCopy) -> bool {
     let (me, p) = (sh.me, sh.p);
     let rounds = Rounds::take(sh);
@@ -660,7 +671,6 @@ fn pull_any(sh: &mut Shared, sources: &mut Sources, recv: &RootSide, own_copy: S
         let (mut src, bytes) = sources.block(to);
         offers.make(sh, &mut src, bytes, op(k), Readers::One(to));
     }
-    let copied = own_copy.finish();
     // Rounds whose offer we have not taken yet.
     let mut waiting: Vec<usize> = (1..p).collect();
     while !waiting.is_empty() {
@@ -686,6 +696,7 @@ fn pull_any(sh: &mut Shared, sources: &mut Sources, recv: &RootSide, own_copy: S
         }
     }
     trace!("MPI_Alltoall(v) on {p} processes pulled every block as offered (crowded node)");
+    let copied = own_copy.finish();
     offers.settle(sh);
     outcome.finish("MPI_Alltoall(v)") && copied
 }
