@@ -24,7 +24,8 @@ Every round runs each configuration once, in the order given, with
 both are under 230 ns, "far" when both are over, "mixed" otherwise (the
 host moved the cores during it).  The output gives, per state, the median
 over that state's launches of each (operation, size)'s median time in µs,
-one column per configuration, and how many launches each had.
+one column per configuration, how many launches each had, and the quartiles
+of the probes' round trips (two "near" runs can sit in different states).
 
 Why: on the development VM the same build's times move by up to 2x with the
 placement of its two vCPUs, which changes every few seconds.  Launches of
@@ -120,6 +121,7 @@ def main():
 
     times = {}  # (state, op, bytes, label) -> [median per launch]
     launches = {}  # (state, label) -> count
+    rtts = {}  # state -> the probes' line round trips (ns)
     for _ in range(opts.rounds):
         for label, kind, extra in configs:
             before = line_rtt(machine_state)
@@ -139,6 +141,7 @@ def main():
             else:
                 state = "mixed"
             launches[(state, label)] = launches.get((state, label), 0) + 1
+            rtts.setdefault(state, []).extend([before, after])
             for m in re.finditer(r"RESULT op=(\S+) bytes=(\d+) .*?median_us=([\d.]+)", out):
                 times.setdefault((state, m[1], int(m[2]), label), []).append(float(m[3]))
 
@@ -148,7 +151,11 @@ def main():
         if not cells:
             continue
         counts = " ".join(str(launches.get((state, l), 0)) for l in labels)
-        print(f"== {state}: op bytes {' '.join(labels)} (launches per label: {counts})")
+        q = statistics.quantiles(rtts[state], n=4) if len(rtts[state]) > 1 else rtts[state] * 3
+        print(
+            f"== {state}: op bytes {' '.join(labels)} (launches per label: {counts};"
+            f" line round trip q1/median/q3 {q[0]:.0f}/{q[1]:.0f}/{q[2]:.0f} ns)"
+        )
         for op, b in cells:
             row = []
             for l in labels:
