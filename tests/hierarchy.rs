@@ -190,7 +190,9 @@ fn missing_topology_file_is_reported_and_dropped() {
 /// every call is still served, flat.  Before, a misspelt level, override or
 /// shape, or a topology file that cannot be read, went unsaid here and was
 /// first heard of on the cluster (a shape never).  (The checker itself
-/// checks, call by call, that sharm served what it serves.)
+/// checks, call by call, that sharm served what it serves.)  An out-of-range
+/// fragment size is said once by each process (it was said once per
+/// communicator).
 #[test]
 fn malformed_hierarchy_parameters_are_said_once_on_one_node() {
     let mca = [
@@ -199,6 +201,7 @@ fn malformed_hierarchy_parameters_are_said_once_on_one_node() {
         ("coll_sharm_lattice_dims", "4x"),
         ("coll_sharm_torus_dims", "3xthree"),
         ("coll_sharm_topology_file", "/nonexistent/sharm.topo"),
+        ("coll_sharm_fragment_size", "3"),
     ];
     let job = checker().job(3, "ops").mcas(&mca);
     let (run, s) = run_checker(&job, "ops");
@@ -213,6 +216,15 @@ fn malformed_hierarchy_parameters_are_said_once_on_one_node() {
     ] {
         assert_eq!(out.matches(said).count(), 1, "'{said}' not said once:\n{out}");
     }
+    // A process's own geometry: once by each process, not once per
+    // communicator.
+    let geometry =
+        "fragment_size=3 queue_slots=0 knomial_radix=2 out of range; using 64 / auto / 2";
+    assert_eq!(
+        out.matches(geometry).count(),
+        3,
+        "geometry not said once per process:\n{out}"
+    );
 }
 
 #[test]

@@ -175,19 +175,14 @@ impl CommState {
             || matches!(raw.queue_slots, i32::MIN..=-1 | 1)
             || raw.knomial_radix < 2
         {
+            let slots = match params.queue_slots {
+                0 => "auto".to_owned(),
+                s => s.to_string(),
+            };
+            let (f, s, k) = (raw.fragment_size, raw.queue_slots, raw.knomial_radix);
+            let (using_f, using_k) = (params.fragment_size, params.radix);
             GEOMETRY_SAID.call_once(|| {
-                warn!(
-                "fragment_size={} queue_slots={} knomial_radix={} out of range; using {} / {} / {}",
-                raw.fragment_size,
-                raw.queue_slots,
-                raw.knomial_radix,
-                params.fragment_size,
-                match params.queue_slots {
-                    0 => "auto".to_owned(),
-                    s => s.to_string(),
-                },
-                params.radix
-            )
+                warn!("fragment_size={f} queue_slots={s} knomial_radix={k} out of range; using {using_f} / {slots} / {using_k}")
             });
         }
         debug!("serving communicator {label} ({} processes)", comm.size());

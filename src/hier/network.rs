@@ -67,9 +67,7 @@ impl TopSpec {
             torus: dims(torus),
         }
     }
-}
 
-impl TopSpec {
     /// A shape parameter (`coll_sharm_lattice_dims`, `coll_sharm_torus_dims`):
     /// `auto` (or empty) leaves the shape to the model (None); otherwise
     /// sides of at least 1 joined by `x`, such as `4x4x2`.  Whether the
