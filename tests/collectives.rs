@@ -64,6 +64,7 @@ scenarios! {
     np2_comms: 2 "comms_others";
     np2_barrier: 2 "barrier";
     np2_mixed: 2 "mixed";
+    np2_bottom: 2 "bottom";
     np3_gather: 3 "gather";
     np3_scatter: 3 "scatter";
     np3_allgather: 3 "allgather";
@@ -74,6 +75,7 @@ scenarios! {
     np3_comms: 3 "comms_others";
     np3_barrier: 3 "barrier";
     np3_mixed: 3 "mixed";
+    np3_bottom: 3 "bottom";
     np4_gather: 4 "gather";
     np4_scatter: 4 "scatter";
     np4_allgather: 4 "allgather";

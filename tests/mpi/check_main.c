@@ -78,6 +78,7 @@ static const struct {
     void (*run)(void);
 } scenarios[] = {
     {"ops", scenario_ops},
+    {"bottom", scenario_bottom},
     {"dtypes", scenario_dtypes},
     {"packed", scenario_packed},
     {"unservable", scenario_unservable},

@@ -357,6 +357,7 @@ void run_flat(const struct cinfo *c, flat_fn fn);
 void bcast_typed(struct cinfo *c, enum tid t, size_t count, int root, uint64_t seed);
 void bcast_ops(void);
 void scenario_dtypes(void);
+void scenario_bottom(void);
 void scenario_packed(void);
 /* check_reduce.c */
 void reduction(struct cinfo *c, enum tid t, enum opk o, size_t count, int root, int in_place,
