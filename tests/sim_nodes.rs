@@ -226,13 +226,16 @@ fn checker_across_nodes(
 /// and by-slot placement: every group holds consecutive ranks, so the
 /// non-commutative reductions also go through the hierarchy (more
 /// hierarchical calls than the commutative ones the checker insists on).
+/// `bottom` sends the hierarchy's Bcasts and Allgathers MPI_BOTTOM with
+/// datatypes of absolute addresses.
 #[test]
 fn checker_on_two_three_and_four_nodes_uneven() {
     if sim_nodes::skip_unless_available("checker_on_two_three_and_four_nodes_uneven") {
         return;
     }
     for slots in [&[1usize, 1][..], &[2, 2, 1], &[1, 3, 1, 2]] {
-        let (hier, expected, _) = checker_across_nodes(slots, &[], &["ops,allgather,dtypes,mixed"]);
+        let (hier, expected, _) =
+            checker_across_nodes(slots, &[], &["ops,allgather,dtypes,mixed,bottom"]);
         assert!(
             hier > expected,
             "layout {slots:?}: no non-commutative call went hierarchical"
