@@ -55,9 +55,9 @@ def line_rtt(machine_state):
 
 
 def launch(run, np, kind, extra):
-    """The command line and extra environment of one launch of `kind`,
-    placed as `ci/bench.sh` places it: bound to cores, or unbound when
-    oversubscribed."""
+    """The command line (the benchmark binary last) and extra environment of
+    one launch of `kind`, placed as `ci/bench.sh` places it: bound to cores,
+    or unbound when oversubscribed."""
     bind = np <= os.cpu_count()
     binary = lambda lib: os.path.join(run, "bin", f"sharm_bench.{lib}")
     if kind == "mpich":
@@ -70,7 +70,9 @@ def launch(run, np, kind, extra):
             fi_path = os.path.join(root, "lib")
         env = {
             "PATH": os.path.join(root, "bin") + ":" + os.environ.get("PATH", ""),
-            "LD_LIBRARY_PATH": os.path.join(root, "lib"),
+            "LD_LIBRARY_PATH": ":".join(
+                filter(None, [os.path.join(root, "lib"), os.environ.get("LD_LIBRARY_PATH")])
+            ),
             "FI_PROVIDER_PATH": fi_path,
             "I_MPI_FABRICS": "shm",
             "I_MPI_PIN": "1" if bind else "0",
@@ -104,31 +106,33 @@ def main():
     opts = parser.parse_args(argv[:cut])
     bench_args = argv[cut + 1 :]
     machine_state = os.path.join(opts.run, "bin", "machine_state")
+    if not os.access(machine_state, os.X_OK):
+        sys.exit(f"alternate.py: {machine_state} missing (build it with ci/bench.sh --out {opts.run})")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # (label, command, environment) of each configuration, made once.
     configs = []
     for c in opts.configs:
         parts = c.split(":", 2)
         if len(parts) < 2:
             sys.exit(f"alternate.py: configuration '{c}' is not LABEL:KIND[:MCA ARGS]")
-        configs.append((parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
-    for label, kind, extra in configs:
-        for path in (launch(opts.run, opts.np, kind, extra)[0][-1], machine_state):
-            if not os.access(path, os.X_OK):
-                sys.exit(
-                    f"alternate.py: {path} missing (build it with"
-                    f" ci/bench.sh --configs sharm,{kind.split('=')[0]} --out {opts.run})"
-                )
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        label, kind, extra = parts[0], parts[1], parts[2] if len(parts) > 2 else ""
+        cmd, own_env = launch(opts.run, opts.np, kind, extra)
+        if not os.access(cmd[-1], os.X_OK):
+            sys.exit(
+                f"alternate.py: {cmd[-1]} missing (build it with"
+                f" ci/bench.sh --configs sharm,{kind.split('=')[0]} --out {opts.run})"
+            )
+        configs.append((label, cmd, dict(env, **own_env)))
 
     times = {}  # (state, op, bytes, label) -> [median per launch]
     launches = {}  # (state, label) -> count
     rtts = {}  # state -> the probes' line round trips (ns)
     for _ in range(opts.rounds):
-        for label, kind, extra in configs:
+        for label, cmd, cmd_env in configs:
             before = line_rtt(machine_state)
-            cmd, own_env = launch(opts.run, opts.np, kind, extra)
             out = subprocess.run(
                 cmd + bench_args,
-                env=dict(env, **own_env),
+                env=cmd_env,
                 capture_output=True,
                 text=True,
                 timeout=600,

@@ -163,11 +163,8 @@ impl CommState {
             debug!("not serving communicator {label}: {why}");
             return None;
         }
-        // Parameters are the same for every communicator: each problem is
-        // said once per process (a job of 2,000 communicators said it 2,000
-        // times), and the hierarchy's are checked even where no
-        // communicator spans nodes (`hier_plan::check_parameters`).
-        static GEOMETRY_SAID: std::sync::Once = std::sync::Once::new();
+        // The hierarchy's parameters are checked even where no communicator
+        // spans nodes (`hier_plan::check_parameters`, once per process).
         if hier_params.mode != HierarchyMode::Off {
             hier_plan::check_parameters(comm.rank(), &hier_params);
         }
@@ -175,14 +172,17 @@ impl CommState {
             || matches!(raw.queue_slots, i32::MIN..=-1 | 1)
             || raw.knomial_radix < 2
         {
-            let slots = match params.queue_slots {
-                0 => "auto".to_owned(),
-                s => s.to_string(),
-            };
-            let (f, s, k) = (raw.fragment_size, raw.queue_slots, raw.knomial_radix);
-            let (using_f, using_k) = (params.fragment_size, params.radix);
+            // The same for every communicator: said once per process (a job
+            // of 2,000 communicators said it 2,000 times).
+            static GEOMETRY_SAID: std::sync::Once = std::sync::Once::new();
             GEOMETRY_SAID.call_once(|| {
-                warn!("fragment_size={f} queue_slots={s} knomial_radix={k} out of range; using {using_f} / {slots} / {using_k}")
+                let (f, s, k) = (raw.fragment_size, raw.queue_slots, raw.knomial_radix);
+                let (using_f, using_k) = (params.fragment_size, params.radix);
+                let using_s = match params.queue_slots {
+                    0 => "auto".to_owned(),
+                    s => s.to_string(),
+                };
+                warn!("fragment_size={f} queue_slots={s} knomial_radix={k} out of range; using {using_f} / {using_s} / {using_k}")
             });
         }
         debug!("serving communicator {label} ({} processes)", comm.size());

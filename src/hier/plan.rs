@@ -52,8 +52,9 @@ pub struct HierPlan {
     pub accumulator: Vec<u8>,
 }
 
-/// Topology-file problems already reported by this process (one message per
-/// file, not one per communicator).
+/// Parameter and topology-file problems already reported by this process,
+/// by key (the text or file at fault): one message per problem, not one per
+/// communicator, whether `check_parameters` or the plan finds it first.
 static REPORTED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 fn report_once(me: usize, key: &str, message: &str) {
