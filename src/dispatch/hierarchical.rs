@@ -8,7 +8,6 @@
 use crate::hier::chain::{self, Chain, Operands};
 use crate::hier::collect;
 use crate::hier::network;
-use crate::hier::network::TopSpec;
 use crate::hier::plan::HierPlan;
 use crate::hier::remap::mapping::Variant;
 use crate::ompi::call::{Args, Coll, MovementArgs, ReductionArgs};
@@ -188,11 +187,6 @@ fn reduce_piece(
         commutative: r.commutative,
     };
     let (reduce_alg, allreduce_form) = (plan.params.reduce, plan.params.allreduce);
-    let top = TopSpec::new(
-        plan.params.top_allreduce,
-        &plan.params.lattice_dims,
-        &plan.params.torus_dims,
-    );
     let mut chain = Chain {
         me,
         groups: &mut plan.chain,
@@ -205,7 +199,14 @@ fn reduce_piece(
         )
     } else {
         (
-            chain::allreduce(comm, &mut chain, allreduce_form, reduce_alg, &top, &mut ops),
+            chain::allreduce(
+                comm,
+                &mut chain,
+                allreduce_form,
+                reduce_alg,
+                &plan.top,
+                &mut ops,
+            ),
             true,
         )
     };
