@@ -262,6 +262,50 @@ fn checker_round_robin_unbound() {
     );
 }
 
+/// Malformed hierarchy parameters across nodes: each problem is said
+/// exactly once in the whole job (rank 0 of the first communicator, by
+/// `hier::plan::check_parameters`; the plan's later finds of the same
+/// problem share its keys), the hierarchy is still built from what is
+/// usable (all levels, the model's shapes, no network levels), and the
+/// checker's calls are hierarchical and right.
+#[test]
+fn malformed_hierarchy_parameters_are_said_once_across_nodes() {
+    if sim_nodes::skip_unless_available("malformed_hierarchy_parameters_are_said_once_across_nodes")
+    {
+        return;
+    }
+    let (_, _, text) = checker_across_nodes(
+        &[2, 1],
+        &[
+            "--mca",
+            "coll_sharm_hierarchy_levels",
+            "foo,node",
+            "--mca",
+            "coll_sharm_hierarchy_level_algorithms",
+            "node=ring",
+            "--mca",
+            "coll_sharm_lattice_dims",
+            "2xq",
+            "--mca",
+            "coll_sharm_torus_dims",
+            "3xthree",
+            "--mca",
+            "coll_sharm_topology_file",
+            "/nonexistent/sharm.topo",
+        ],
+        &["ops"],
+    );
+    for said in [
+        "coll_sharm_hierarchy_levels: 'foo': unknown level",
+        "coll_sharm_hierarchy_level_algorithms: 'node=ring' is not <level>:<flat|knomial|ring>; ignored",
+        "coll_sharm_lattice_dims: '2xq' is neither auto nor sides such as 4x4x2; the model's shape is used",
+        "coll_sharm_torus_dims: '3xthree' is neither auto nor sides such as 4x4x2",
+        "topology file /nonexistent/sharm.topo: cannot read the topology file",
+    ] {
+        assert_eq!(text.matches(said).count(), 1, "'{said}' not said once:\n{text}");
+    }
+}
+
 /// Switch levels from a topology file over the simulated node names.
 #[test]
 fn checker_with_switch_levels() {
