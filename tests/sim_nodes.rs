@@ -265,9 +265,9 @@ fn checker_round_robin_unbound() {
 /// Malformed hierarchy parameters across nodes: each problem is said
 /// exactly once in the whole job (rank 0 of the first communicator, by
 /// `hier::plan::check_parameters`; the plan's later finds of the same
-/// problem share its keys), the hierarchy is still built from what is
-/// usable (all levels, the model's shapes, no network levels), and the
-/// checker's calls are hierarchical and right.
+/// problem share its keys), and the hierarchy is still built without
+/// what cannot be used: the checker requires its calls to be hierarchical
+/// (MPI_T counters) and right.
 #[test]
 fn malformed_hierarchy_parameters_are_said_once_across_nodes() {
     if sim_nodes::skip_unless_available("malformed_hierarchy_parameters_are_said_once_across_nodes")
