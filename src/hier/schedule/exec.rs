@@ -7,6 +7,17 @@
 //! caller passes the collective's tag.  A span of more than `max_chunk`
 //! bytes travels as several messages of at most `max_chunk` bytes (MPI
 //! counts are `int`), cut alike on both sides since both know the span.
+//!
+//! The next step is posted before this one is waited for when it does not
+//! depend on it (`independent`): paper 001's §5 form, where the receive of
+//! packet q+1 is posted before packet q is added, so the network moves the
+//! next packet while this one is combined (β̃ = 2β instead of 2β + γ).  In
+//! a ring whose blocks take several packets every step is so: a round's
+//! first step forwards packet 0 of the block the round before reduced, and
+//! that packet was added packets ago.  Where each step sends what the step
+//! before reduced or copied in (blocks of one packet, recursive doubling),
+//! nothing goes early.  At most two steps are in flight, each with its own
+//! set of temporaries.
 
 use super::plan::{Action, Into, Order, Schedule, Span};
 
@@ -87,79 +98,144 @@ impl Executor {
         net: &mut T,
         mut combine: impl FnMut(&[u8], &mut [u8], Order),
     ) -> Result<(), String> {
-        let mut reqs = Vec::new();
-        let mut temps: Vec<Vec<u8>> = Vec::new();
-        for step in sched.iter() {
-            if let Some(bad) = step
-                .iter()
-                .find(|a| self.layout.bytes(a.span()).end > buf.len())
-            {
-                return Err(format!("{bad:?} exceeds the buffer of {} bytes", buf.len()));
+        let steps: Vec<&[Action]> = sched.iter().collect();
+        if let Some(bad) = steps
+            .iter()
+            .flat_map(|step| step.iter())
+            .find(|a| self.layout.bytes(a.span()).end > buf.len())
+        {
+            return Err(format!("{bad:?} exceeds the buffer of {} bytes", buf.len()));
+        }
+        // Temporaries of the even and of the odd steps: step k + 1's
+        // receives may land while step k's temporaries are still folded.
+        let mut temps: [Vec<Vec<u8>>; 2] = Default::default();
+        let (mut current, mut next) = (Vec::new(), Vec::new());
+        let mut posted = false;
+        for (k, step) in steps.iter().enumerate() {
+            if !posted {
+                self.post(step, buf, &mut temps[k % 2], net, &mut current);
             }
-            let combines = step
-                .iter()
-                .filter(|a| {
-                    matches!(
-                        a,
-                        Action::Recv {
-                            into: Into::Combine(_),
-                            ..
-                        }
-                    )
-                })
-                .count();
-            temps.resize_with(combines.max(temps.len()), Vec::new);
-            let mut t = 0;
-            for a in step {
-                let range = self.layout.bytes(a.span());
-                // SAFETY (all three): the buffers outlive `wait_all` below;
-                // the step rules (`plan::check_step`) keep copy-receives
-                // apart from every other action of the step, and temporaries
-                // are private to one receive.
-                match *a {
-                    Action::Send { to, .. } => {
-                        let base = buf[range].as_ptr();
-                        self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
-                            reqs.push(net.isend(to, base.add(off), n, self.tag))
-                        });
-                    }
-                    Action::Recv {
-                        from,
-                        into: Into::Copy,
-                        ..
-                    } => {
-                        let base = buf[range].as_mut_ptr();
-                        self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
-                            reqs.push(net.irecv(from, base.add(off), n, self.tag))
-                        });
-                    }
-                    Action::Recv { from, .. } => {
-                        let tmp = &mut temps[t];
-                        t += 1;
-                        tmp.clear();
-                        tmp.resize(range.len(), 0);
-                        let base = tmp.as_mut_ptr();
-                        self.chunks(range.len(), |off, n| unsafe {
-                            reqs.push(net.irecv(from, base.add(off), n, self.tag))
-                        });
-                    }
+            // SAFETY (the early post): `independent` keeps every byte of
+            // `buf` that the next step's messages read or write apart from
+            // every byte this step's messages and folds touch, and its
+            // temporaries are the other set, not touched until it is waited
+            // for at the next turn of this loop.
+            posted = match steps.get(k + 1) {
+                Some(after) if self.independent(step, after) => {
+                    self.post(after, buf, &mut temps[(k + 1) % 2], net, &mut next);
+                    true
                 }
+                _ => false,
+            };
+            if let Err(e) = net.wait_all(&mut current) {
+                // Nothing posted may outlive the buffers it uses.
+                let _ = net.wait_all(&mut next);
+                return Err(e);
             }
-            net.wait_all(&mut reqs)?;
             let mut t = 0;
-            for a in step {
+            for a in step.iter() {
                 if let Action::Recv {
                     span,
                     into: Into::Combine(order),
                     ..
                 } = *a
                 {
-                    combine(&temps[t], &mut buf[self.layout.bytes(span)], order);
+                    combine(&temps[k % 2][t], &mut buf[self.layout.bytes(span)], order);
                     t += 1;
                 }
             }
+            std::mem::swap(&mut current, &mut next);
         }
         Ok(())
+    }
+
+    /// Posts every action of `step`, in order, into `reqs`; receives that
+    /// combine land in `temps` (one each, in action order).
+    fn post<T: Transport>(
+        &self,
+        step: &[Action],
+        buf: &mut [u8],
+        temps: &mut Vec<Vec<u8>>,
+        net: &mut T,
+        reqs: &mut Vec<T::Req>,
+    ) {
+        let combines = step
+            .iter()
+            .filter(|a| {
+                matches!(
+                    a,
+                    Action::Recv {
+                        into: Into::Combine(_),
+                        ..
+                    }
+                )
+            })
+            .count();
+        temps.resize_with(combines.max(temps.len()), Vec::new);
+        let mut t = 0;
+        for a in step {
+            let range = self.layout.bytes(a.span());
+            // SAFETY (all three): the buffers outlive the `wait_all` that
+            // completes these requests (`run`); the step rules
+            // (`plan::check_step`) keep copy-receives apart from every other
+            // action of the step, `independent` keeps a step posted early
+            // apart from the one before it, and temporaries are private to
+            // one receive.
+            match *a {
+                Action::Send { to, .. } => {
+                    let base = buf[range].as_ptr();
+                    self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
+                        reqs.push(net.isend(to, base.add(off), n, self.tag))
+                    });
+                }
+                Action::Recv {
+                    from,
+                    into: Into::Copy,
+                    ..
+                } => {
+                    let base = buf[range].as_mut_ptr();
+                    self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
+                        reqs.push(net.irecv(from, base.add(off), n, self.tag))
+                    });
+                }
+                Action::Recv { from, .. } => {
+                    let tmp = &mut temps[t];
+                    t += 1;
+                    tmp.clear();
+                    tmp.resize(range.len(), 0);
+                    let base = tmp.as_mut_ptr();
+                    self.chunks(range.len(), |off, n| unsafe {
+                        reqs.push(net.irecv(from, base.add(off), n, self.tag))
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether step `after` may be posted before step `step` is complete:
+    /// no byte that `after` sends is written by `step` (a copy-receive, or
+    /// the fold of a combining one), and no byte that `after` receives in
+    /// place is touched by `step` at all.  Its combining receives land in
+    /// temporaries and are folded only after it is waited for, so they
+    /// never conflict.  All of `after` or nothing: posting part of it early
+    /// could reorder its messages to one peer, and messages of one pair
+    /// match in posting order.
+    fn independent(&self, step: &[Action], after: &[Action]) -> bool {
+        let bytes = |a: &Action| self.layout.bytes(a.span());
+        let apart = |x: std::ops::Range<usize>, y: std::ops::Range<usize>| {
+            x.is_empty() || y.is_empty() || x.end <= y.start || y.end <= x.start
+        };
+        after.iter().all(|later| match later {
+            Action::Recv {
+                into: Into::Combine(_),
+                ..
+            } => true,
+            Action::Recv { .. } => step.iter().all(|a| apart(bytes(a), bytes(later))),
+            Action::Send { .. } => step
+                .iter()
+                .filter(|a| matches!(a, Action::Recv { .. }))
+                .all(|a| apart(bytes(a), bytes(later))),
+        })
     }
 
     fn chunks(&self, len: usize, mut post: impl FnMut(usize, usize)) {
@@ -178,4 +254,116 @@ impl Executor {
 
 fn range_len(span: &Span, layout: &Layout) -> usize {
     layout.bytes(*span).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hier::schedule::lattice::Lattice;
+    use crate::hier::schedule::plan::Collective;
+
+    /// One process alone: sends go nowhere, receives are filled with zeros
+    /// when waited for; it records how many receives were posted before
+    /// each wait.
+    #[derive(Default)]
+    struct Recorder {
+        posted_recvs: usize,
+        posted_before_wait: Vec<usize>,
+    }
+
+    impl Transport for Recorder {
+        type Req = Option<(*mut u8, usize)>;
+        unsafe fn isend(&mut self, _: usize, _: *const u8, _: usize, _: i32) -> Self::Req {
+            None
+        }
+        unsafe fn irecv(&mut self, _: usize, buf: *mut u8, len: usize, _: i32) -> Self::Req {
+            self.posted_recvs += 1;
+            Some((buf, len))
+        }
+        fn wait_all(&mut self, reqs: &mut Vec<Self::Req>) -> Result<(), String> {
+            self.posted_before_wait.push(self.posted_recvs);
+            for (buf, len) in reqs.drain(..).flatten() {
+                // SAFETY: the executor keeps the buffer valid until here.
+                unsafe { std::ptr::write_bytes(buf, 0, len) };
+            }
+            Ok(())
+        }
+    }
+
+    fn span(start: usize, len: usize) -> Span {
+        Span::new(start, len)
+    }
+
+    fn executor() -> Executor {
+        Executor::new(Layout { size: 4, extent: 4 }, 1)
+    }
+
+    /// The step rules of the early post, one conflict at a time.
+    #[test]
+    fn a_step_is_posted_early_only_when_it_touches_nothing_of_the_one_before() {
+        let ex = executor();
+        let fold = |s| Action::Recv {
+            from: 1,
+            span: s,
+            into: Into::Combine(Order::MineFirst),
+        };
+        let copy = |s| Action::Recv {
+            from: 1,
+            span: s,
+            into: Into::Copy,
+        };
+        let send = |s| Action::Send { to: 1, span: s };
+        // Sending what the step before folds or copies in: must wait.
+        assert!(!ex.independent(&[fold(span(0, 4))], &[send(span(3, 2))]));
+        assert!(!ex.independent(&[copy(span(0, 4))], &[send(span(0, 1))]));
+        // Receiving in place what the step before sends or writes: must wait.
+        assert!(!ex.independent(&[send(span(0, 4))], &[copy(span(2, 4))]));
+        assert!(!ex.independent(&[fold(span(0, 4))], &[copy(span(0, 4))]));
+        // All or nothing: one conflicting action holds back the whole step.
+        assert!(!ex.independent(&[fold(span(0, 4))], &[fold(span(4, 4)), send(span(0, 4))]));
+        // Apart, reading the same bytes, into temporaries, or empty: early.
+        assert!(ex.independent(&[fold(span(0, 4))], &[send(span(4, 4)), fold(span(0, 4))]));
+        assert!(ex.independent(&[send(span(0, 4))], &[send(span(0, 4))]));
+        assert!(ex.independent(&[send(span(0, 4))], &[fold(span(0, 4))]));
+        assert!(ex.independent(&[fold(span(0, 4))], &[send(span(2, 0))]));
+    }
+
+    /// Paper 001's §5 form: in a pipelined ring the receive of the next
+    /// packet is posted before this packet is waited for and added.  With
+    /// blocks of several packets every step can go early (a ring step
+    /// forwards packet 0 of the block it reduced, whose addition finished
+    /// packets ago); with blocks of one packet none can (each step sends
+    /// the block the step before reduced or copied in).
+    #[test]
+    fn pipelined_ring_receives_the_next_packet_while_adding_this_one() {
+        let (p, count) = (3, 3 * 4);
+        for (packet, all_early) in [(1, true), (4, false)] {
+            let ring = Lattice::new(vec![p], count, packet);
+            let sched = ring.schedule_of(0);
+            let ex = executor();
+            let mut net = Recorder::default();
+            let mut buf = vec![0u8; count * 4];
+            ex.run(&sched, &mut buf, &mut net, |_, _, _| {}).unwrap();
+            let steps: Vec<&[Action]> = sched.iter().collect();
+            let recvs = |s: &[Action]| {
+                s.iter()
+                    .filter(|a| matches!(a, Action::Recv { .. }))
+                    .count()
+            };
+            let (mut due, mut early) = (0, 0);
+            for (k, step) in steps.iter().enumerate() {
+                due += recvs(step);
+                let ahead = net.posted_before_wait[k] - due;
+                match steps.get(k + 1) {
+                    Some(after) if ex.independent(step, after) => {
+                        assert_eq!(ahead, recvs(after), "packet {packet} step {k}: not early");
+                        early += 1;
+                    }
+                    _ => assert_eq!(ahead, 0, "packet {packet} step {k}: posted early"),
+                }
+            }
+            let want = if all_early { steps.len() - 1 } else { 0 };
+            assert_eq!(early, want, "packet {packet}: steps posted early");
+        }
+    }
 }
