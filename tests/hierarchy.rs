@@ -356,6 +356,59 @@ type TopCase = (
     &'static str,
 );
 
+/// Paper 001's asynchronous form in a real run: the top group's lattice
+/// ring over the PML posts the next packet's step before the one ahead
+/// completes (`schedule::exec`), which the verbose-100 line after each
+/// top-group Allreduce counts.  The `big` scenario's 4 MiB Allreduce cuts
+/// each block into several 256 KiB packets; its smaller calls take one
+/// packet per block and post nothing early.
+#[test]
+fn top_group_lattice_ring_posts_the_next_packet_early() {
+    let mca = [
+        ("coll_sharm_virtual_node_size", "1"),
+        (
+            "coll_sharm_hierarchy_allreduce_algorithm",
+            "reduce_allreduce_bcast",
+        ),
+        (
+            "coll_sharm_hierarchy_top_allreduce_algorithm",
+            "lattice_ring",
+        ),
+        ("coll_sharm_verbose", "100"),
+    ];
+    let mut args = hierarchy_args(&mca);
+    args.extend(["--big".to_owned(), (4 << 20).to_string()]);
+    let job = checker()
+        .job(4, "big")
+        .mcas(&mca)
+        .mpirun_args(&["--oversubscribe"])
+        .args(&args);
+    let (run, s) = run_checker(&job, "big");
+    assert_hierarchical(&s, &run.report("the hierarchy did not serve"));
+    let out = run.output();
+    let early: Vec<(u64, u64)> = out
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split("top group of 4: lattice_ring posted ").nth(1)?;
+            let mut w = rest.split_whitespace();
+            let early = w.next()?.parse().ok()?;
+            let steps = w.nth(2)?.parse().ok()?;
+            Some((early, steps))
+        })
+        .collect();
+    assert!(
+        !early.is_empty(),
+        "{}",
+        run.report("no top-group lattice ring reported")
+    );
+    assert!(
+        early.iter().any(|&(e, steps)| e > 0 && e < steps),
+        "{:?}\n{}",
+        early,
+        run.report("no lattice ring posted a step early")
+    );
+}
+
 #[test]
 fn top_group_allreduce_schedules_over_every_process() {
     let cases: [TopCase; 6] = [

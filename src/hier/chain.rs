@@ -236,7 +236,7 @@ fn reduce_group(
         ffi::tag_reduce(),
         ops.acc,
     ) {
-        Ok(()) => Some(leader),
+        Ok(_) => Some(leader),
         Err(e) => {
             tracing::warn!("group reduce: {e}");
             None
@@ -282,7 +282,7 @@ fn bcast_group(
     };
     let bytes = Layout { size: 1, extent: 1 };
     match network::run_schedule(pml, me, coll.as_ref(), bytes, None, ffi::tag_bcast(), buf) {
-        Ok(()) => true,
+        Ok(_) => true,
         Err(e) => {
             tracing::warn!("group bcast: {e}");
             false

@@ -7,7 +7,7 @@
 
 use crate::hier::remap::{Mapping, RemappedAllgather, Variant};
 use crate::hier::schedule::cost::{self, Net, TopAllreduce as Shape, PACKET_BYTES};
-use crate::hier::schedule::exec::{Executor, Layout, Transport};
+use crate::hier::schedule::exec::{Executor, Layout, Ran, Transport};
 use crate::hier::schedule::gather;
 use crate::hier::schedule::lattice::Lattice;
 use crate::hier::schedule::plan::{Collective, Order};
@@ -164,7 +164,7 @@ pub fn top_allreduce(
 /// Runs this process's part of `collective` (ranks = indices into
 /// `pml.members`) on `buf` with the one executor; `comb` combines the
 /// operands of a reduction (None for a Bcast, whose schedule never
-/// combines).  Ok when every transfer worked.
+/// combines).  Ok, with what the executor did, when every transfer worked.
 pub fn run_schedule(
     mut pml: Pml,
     me: usize,
@@ -173,7 +173,7 @@ pub fn run_schedule(
     comb: Option<&Combiner>,
     tag: i32,
     buf: &mut [u8],
-) -> Result<(), String> {
+) -> Result<Ran, String> {
     let idx = pml
         .members
         .iter()
@@ -202,8 +202,9 @@ pub fn run_schedule(
             }
         }
     };
-    Executor::new(layout, tag).run(&collective.schedule_of(idx), buf, &mut pml, combine)?;
-    failed.map_or(Ok(()), Err)
+    let ran =
+        Executor::new(layout, tag).run(&collective.schedule_of(idx), buf, &mut pml, combine)?;
+    failed.map_or(Ok(ran), Err)
 }
 
 /// Runs the top group's Allreduce on `acc` (this member's partial result,
@@ -226,7 +227,15 @@ pub fn run_top_allreduce(
         extent: layout.extent,
     };
     match run_schedule(pml, me, collective.as_ref(), shape, Some(comb), tag, acc) {
-        Ok(()) => true,
+        Ok(ran) => {
+            // Paper 001's asynchronous form at work (`schedule::exec`).
+            tracing::trace!(
+                "top group of {g}: {name} posted {} of its {} steps before the step ahead completed",
+                ran.early,
+                ran.steps
+            );
+            true
+        }
         Err(e) => {
             tracing::warn!("top group allreduce ({name}): {e}");
             false
@@ -264,7 +273,7 @@ pub fn remapped_allgather(
         members: &members,
     };
     match run_schedule(pml, me, &coll, bytes, None, tag, all) {
-        Ok(()) => {
+        Ok(_) => {
             gather::arrange(&coll, me, all, block);
             true
         }

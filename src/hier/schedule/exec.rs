@@ -71,6 +71,14 @@ pub trait Transport {
     fn wait_all(&mut self, reqs: &mut Vec<Self::Req>) -> Result<(), String>;
 }
 
+/// What a run did: its steps, and how many of them were posted before the
+/// step ahead of them had completed (`Executor::run`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ran {
+    pub steps: usize,
+    pub early: usize,
+}
+
 /// How one process runs its schedule.
 pub struct Executor {
     pub layout: Layout,
@@ -97,7 +105,7 @@ impl Executor {
         buf: &mut [u8],
         net: &mut T,
         mut combine: impl FnMut(&[u8], &mut [u8], Order),
-    ) -> Result<(), String> {
+    ) -> Result<Ran, String> {
         let steps: Vec<&[Action]> = sched.iter().collect();
         if let Some(bad) = steps
             .iter()
@@ -111,6 +119,10 @@ impl Executor {
         let mut temps: [Vec<Vec<u8>>; 2] = Default::default();
         let (mut current, mut next) = (Vec::new(), Vec::new());
         let mut posted = false;
+        let mut ran = Ran {
+            steps: steps.len(),
+            early: 0,
+        };
         for (k, step) in steps.iter().enumerate() {
             if !posted {
                 self.post(step, buf, &mut temps[k % 2], net, &mut current);
@@ -123,6 +135,7 @@ impl Executor {
             posted = match steps.get(k + 1) {
                 Some(after) if self.independent(step, after) => {
                     self.post(after, buf, &mut temps[(k + 1) % 2], net, &mut next);
+                    ran.early += 1;
                     true
                 }
                 _ => false,
@@ -146,7 +159,7 @@ impl Executor {
             }
             std::mem::swap(&mut current, &mut next);
         }
-        Ok(())
+        Ok(ran)
     }
 
     /// Posts every action of `step`, in order, into `reqs`; receives that
@@ -343,7 +356,7 @@ mod tests {
             let ex = executor();
             let mut net = Recorder::default();
             let mut buf = vec![0u8; count * 4];
-            ex.run(&sched, &mut buf, &mut net, |_, _, _| {}).unwrap();
+            let ran = ex.run(&sched, &mut buf, &mut net, |_, _, _| {}).unwrap();
             let steps: Vec<&[Action]> = sched.iter().collect();
             let recvs = |s: &[Action]| {
                 s.iter()
@@ -364,6 +377,11 @@ mod tests {
             }
             let want = if all_early { steps.len() - 1 } else { 0 };
             assert_eq!(early, want, "packet {packet}: steps posted early");
+            let expected = Ran {
+                steps: steps.len(),
+                early,
+            };
+            assert_eq!(ran, expected, "packet {packet}: what the run reports");
         }
     }
 }
