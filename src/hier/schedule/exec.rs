@@ -114,9 +114,12 @@ impl Executor {
         {
             return Err(format!("{bad:?} exceeds the buffer of {} bytes", buf.len()));
         }
-        // Temporaries of the even and of the odd steps: step k + 1's
-        // receives may land while step k's temporaries are still folded.
+        // Two sets of temporaries: a step posted early lands in the set its
+        // predecessor does not use, since that one is still to be folded;
+        // any other step reuses its predecessor's set (no second set
+        // allocated where nothing goes early).
         let mut temps: [Vec<Vec<u8>>; 2] = Default::default();
+        let mut set = 0;
         let (mut current, mut next) = (Vec::new(), Vec::new());
         let mut posted = false;
         let mut ran = Ran {
@@ -125,7 +128,7 @@ impl Executor {
         };
         for (k, step) in steps.iter().enumerate() {
             if !posted {
-                self.post(step, buf, &mut temps[k % 2], net, &mut current);
+                self.post(step, buf, &mut temps[set], net, &mut current);
             }
             // SAFETY (the early post): `independent` keeps every byte of
             // `buf` that the next step's messages read or write apart from
@@ -134,7 +137,7 @@ impl Executor {
             // for at the next turn of this loop.
             posted = match steps.get(k + 1) {
                 Some(after) if self.independent(step, after) => {
-                    self.post(after, buf, &mut temps[(k + 1) % 2], net, &mut next);
+                    self.post(after, buf, &mut temps[1 - set], net, &mut next);
                     ran.early += 1;
                     true
                 }
@@ -153,11 +156,14 @@ impl Executor {
                     ..
                 } = *a
                 {
-                    combine(&temps[k % 2][t], &mut buf[self.layout.bytes(span)], order);
+                    combine(&temps[set][t], &mut buf[self.layout.bytes(span)], order);
                     t += 1;
                 }
             }
             std::mem::swap(&mut current, &mut next);
+            if posted {
+                set = 1 - set;
+            }
         }
         Ok(ran)
     }
