@@ -106,10 +106,9 @@ impl Executor {
         net: &mut T,
         mut combine: impl FnMut(&[u8], &mut [u8], Order),
     ) -> Result<Ran, String> {
-        let steps: Vec<&[Action]> = sched.iter().collect();
-        if let Some(bad) = steps
+        if let Some(bad) = sched
             .iter()
-            .flat_map(|step| step.iter())
+            .flatten()
             .find(|a| self.layout.bytes(a.span()).end > buf.len())
         {
             return Err(format!("{bad:?} exceeds the buffer of {} bytes", buf.len()));
@@ -123,10 +122,11 @@ impl Executor {
         let (mut current, mut next) = (Vec::new(), Vec::new());
         let mut posted = false;
         let mut ran = Ran {
-            steps: steps.len(),
+            steps: sched.steps(),
             early: 0,
         };
-        for (k, step) in steps.iter().enumerate() {
+        for k in 0..sched.steps() {
+            let step = sched.step(k);
             if !posted {
                 self.post(step, buf, &mut temps[set], net, &mut current);
             }
@@ -135,7 +135,7 @@ impl Executor {
             // every byte this step's messages and folds touch, and its
             // temporaries are the other set, not touched until it is waited
             // for at the next turn of this loop.
-            posted = match steps.get(k + 1) {
+            posted = match (k + 1 < sched.steps()).then(|| sched.step(k + 1)) {
                 Some(after) if self.independent(step, after) => {
                     self.post(after, buf, &mut temps[1 - set], net, &mut next);
                     ran.early += 1;
@@ -149,7 +149,7 @@ impl Executor {
                 return Err(e);
             }
             let mut t = 0;
-            for a in step.iter() {
+            for a in step {
                 if let Action::Recv {
                     span,
                     into: Into::Combine(order),
@@ -194,6 +194,7 @@ impl Executor {
         let mut t = 0;
         for a in step {
             let range = self.layout.bytes(a.span());
+            let len = range.len();
             // SAFETY (all three): the buffers outlive the `wait_all` that
             // completes these requests (`run`); the step rules
             // (`plan::check_step`) keep copy-receives apart from every other
@@ -203,7 +204,7 @@ impl Executor {
             match *a {
                 Action::Send { to, .. } => {
                     let base = buf[range].as_ptr();
-                    self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
+                    self.chunks(len, |off, n| unsafe {
                         reqs.push(net.isend(to, base.add(off), n, self.tag))
                     });
                 }
@@ -213,7 +214,7 @@ impl Executor {
                     ..
                 } => {
                     let base = buf[range].as_mut_ptr();
-                    self.chunks(range_len(&a.span(), &self.layout), |off, n| unsafe {
+                    self.chunks(len, |off, n| unsafe {
                         reqs.push(net.irecv(from, base.add(off), n, self.tag))
                     });
                 }
@@ -221,9 +222,9 @@ impl Executor {
                     let tmp = &mut temps[t];
                     t += 1;
                     tmp.clear();
-                    tmp.resize(range.len(), 0);
+                    tmp.resize(len, 0);
                     let base = tmp.as_mut_ptr();
-                    self.chunks(range.len(), |off, n| unsafe {
+                    self.chunks(len, |off, n| unsafe {
                         reqs.push(net.irecv(from, base.add(off), n, self.tag))
                     });
                 }
@@ -269,10 +270,6 @@ impl Executor {
             off += n;
         }
     }
-}
-
-fn range_len(span: &Span, layout: &Layout) -> usize {
-    layout.bytes(*span).len()
 }
 
 #[cfg(test)]
