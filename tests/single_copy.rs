@@ -187,7 +187,12 @@ fn nontemporal_auto_readers_report_late_headers() {
 /// value still arrives.
 #[test]
 fn nontemporal_auto_large_streams_follow_acknowledgements() {
-    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["landing=1048576"]);
+    let out = nontemporal_at_verbose_100(
+        2,
+        "auto",
+        &[EVERY_HEADER_LATE, RINGS_OF_1_MIB],
+        &["landing=1048576"],
+    );
     assert_every_process_takes(&out, 2, "Auto");
     let timed = |what: &str| {
         out.lines()
@@ -228,7 +233,12 @@ fn nontemporal_auto_large_streams_heed_the_readers_too() {
 /// acknowledgement's verdict for good fail the test.
 #[test]
 fn nontemporal_auto_acknowledgements_go_stale() {
-    let out = nontemporal_at_verbose_100(2, "auto", &[EVERY_HEADER_LATE], &["quiet=1048576"]);
+    let out = nontemporal_at_verbose_100(
+        2,
+        "auto",
+        &[EVERY_HEADER_LATE, RINGS_OF_1_MIB],
+        &["quiet=1048576"],
+    );
     assert_every_process_takes(&out, 2, "Auto");
     assert!(
         out.contains(&format!("streams over 256 KiB {ACKS_SPEAK}")),
@@ -292,6 +302,12 @@ fn assert_every_process_takes(out: &str, np: usize, mode: &str) {
 /// `coll_sharm_nontemporal_far_latency` at 1 ns: every measured header
 /// counts as a far writer's.
 const EVERY_HEADER_LATE: (&str, &str) = ("coll_sharm_nontemporal_far_latency", "1");
+/// Rings of 128 slots of the default 8 KiB: 1 MiB, whatever the machine's
+/// L2 cache (the automatic ring is two of them: 4 MiB on the VM of
+/// 2026-11-30, where a 4 MiB stream then never lapped its ring, its writer
+/// never waited for an acknowledgement, and the tests that need such waits
+/// failed in 5 launches of 5).
+const RINGS_OF_1_MIB: (&str, &str) = ("coll_sharm_queue_slots", "128");
 /// What a reader says at verbose 100 when it asks a writer for
 /// non-temporal stores, and what a writer says when it heeds that.
 const READER_ASKS: &str = "asking it for non-temporal stores";
