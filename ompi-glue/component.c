@@ -80,6 +80,7 @@ static size_t param_single_copy_min_size = 256 * 1024;
 static size_t param_nontemporal_min_size = 4 * 1024;
 static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
 static int param_nontemporal_far_latency = 0;
+static int param_single_copy_trials = 4;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -441,6 +442,14 @@ static void register_single_copy(void)
                  "root's copy of its own block; 0: the root reads the blocks one after the other "
                  "(process_vm_readv). Without permission to write, the root reads",
                  NULL, OPAL_INFO_LVL_5, &param_single_copy_push);
+    register_int("single_copy_trials",
+                 "With coll_sharm_single_copy auto and a core per process: the first calls of "
+                 "each Bcast, Reduce, Allreduce, Gather, Scatter, Allgather(v) and Alltoall of "
+                 "at least coll_sharm_single_copy_min_size bytes in all (per power-of-two size "
+                 "class) alternate between the queues and single copy, this many calls each; "
+                 "then the processes compare the slowest one's lower median times and all take the "
+                 "faster path for that size class. 0: the set-up calibration's thresholds alone",
+                 NULL, OPAL_INFO_LVL_5, &param_single_copy_trials);
     OBJ_RELEASE(modes);
 }
 
@@ -623,6 +632,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->nontemporal_min_size = param_nontemporal_min_size;
     out->nontemporal = param_nontemporal;
     out->nontemporal_far_latency = param_nontemporal_far_latency;
+    out->single_copy_trials = param_single_copy_trials;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

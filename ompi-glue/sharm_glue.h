@@ -73,6 +73,7 @@ struct sharm_params {
     uint64_t nontemporal_min_size;  /* smaller streams enter the queues by ordinary stores */
     int32_t nontemporal;            /* enum sharm_nontemporal */
     int32_t nontemporal_far_latency; /* ns; 0: sharm's default (stores.rs) */
+    int32_t single_copy_trials;     /* calls per path tried per size class; 0: none */
 };
 
 /* coll_sharm_nontemporal: how large streams are written into the queues. */

@@ -741,3 +741,89 @@ fn one_table_one_verdict<'a>(out: &'a str, table: &str, marker: &str, np: usize)
     );
     verdicts[0]
 }
+
+/// `auto` with `coll_sharm_single_copy_trials 2` at np=2 (a core per
+/// process): each collective whose path sharm learns from its first calls
+/// alternates the queues and single copy for 2 calls each, as the checker
+/// sees in its MPI_T counters (it fails when a call goes otherwise), then
+/// keeps one path; both processes say the same verdict for every one at
+/// verbose 10, after timing both paths.  Without the trials every call
+/// would follow the set-up floors and the checker's alternation would fail.
+#[test]
+fn auto_tries_both_paths_then_keeps_the_faster() {
+    if cores() < 2 {
+        eprintln!("skipped: trials run only with a core per process");
+        return;
+    }
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_single_copy_trials", "2"),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &["trials=2"],
+    );
+    for op in [
+        "MPI_Bcast",
+        "MPI_Reduce",
+        "MPI_Allreduce",
+        "MPI_Gather",
+        "MPI_Scatter",
+        "MPI_Allgather",
+        "MPI_Alltoall",
+    ] {
+        let verdicts: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
+            .filter(|v| v.contains(" bytes in all: "))
+            .collect();
+        // Each process says it (the output holds its stderr file too).
+        assert!(verdicts.len() >= 2, "each process decides {op}:\n{out}");
+        assert!(
+            verdicts.iter().all(|v| *v == verdicts[0]),
+            "they agree on {op}:\n{out}"
+        );
+        assert!(
+            verdicts[0].contains("lower median of 2 calls each): ")
+                && verdicts[0].ends_with(" from now on"),
+            "{out}"
+        );
+    }
+}
+
+/// `coll_sharm_single_copy_trials 0` leaves the set-up floors alone: no
+/// verdict is said, and the checker's calls still arrive (it checks only
+/// that each keeps one path after the first: no alternation).  A value
+/// outside 0..=64 is reported and replaced.
+#[test]
+fn trials_off_or_out_of_range() {
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_single_copy_trials", "0"),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &["trials=0"],
+    );
+    assert!(!out.contains("from now on"), "no trials:\n{out}");
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_single_copy_trials", "-3"),
+        ],
+        &[],
+        &["trials=0"],
+    );
+    assert!(
+        out.contains("coll_sharm_single_copy_trials: -3 is outside 0..=64; using 0"),
+        "reported:\n{out}"
+    );
+}

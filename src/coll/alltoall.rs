@@ -624,7 +624,7 @@ const CROWDED_PULL_MIN_BYTES: usize = 256 << 10;
 /// crowding is agreed, so they decide alike.
 fn by_single_copy(sh: &Shared, bytes: usize) -> bool {
     sh.single_copy_exchange(bytes)
-        || (sh.crowded() && bytes >= CROWDED_PULL_MIN_BYTES && sh.single_copy_crowded(bytes))
+        || (sh.crowded() && bytes >= CROWDED_PULL_MIN_BYTES && sh.single_copy_scatter(bytes))
 }
 
 /// Whether this process moves all its blocks by single copy on a crowded

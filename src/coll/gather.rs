@@ -181,7 +181,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
     if me != root {
         let own = own.expect("only the root may pass MPI_IN_PLACE");
         let mut sink = own.sink();
-        if sh.single_copy_crowded(own.bytes()) {
+        if sh.single_copy_scatter(own.bytes()) {
             let mut outcome = Outcome::default();
             outcome.note(sh.take(root, round(me), &mut sink, own.bytes()));
             return outcome.finish("MPI_Scatter(v)");
@@ -196,7 +196,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
     for r in rotation(me, p) {
         let block = root_side.block(r);
         let mut src = block.source();
-        if sh.single_copy_crowded(block.bytes()) {
+        if sh.single_copy_scatter(block.bytes()) {
             offers.make(sh, &mut src, block.bytes(), round(r), Readers::One(r));
             continue;
         }

@@ -30,7 +30,7 @@ pub(crate) enum Kind {
     /// Gather(v): written by its sender (`single_copy_push`) or pulled by
     /// the root (`single_copy`).
     Gather,
-    /// Scatter(v): `single_copy_crowded`.
+    /// Scatter(v): `single_copy_scatter`.
     Scatter,
 }
 
@@ -44,7 +44,7 @@ pub(crate) fn travels_with_header(sh: &Shared, block: &TypedBuf, kind: Kind) -> 
     let single = match kind {
         Kind::Exchange => sh.single_copy_exchange(n),
         Kind::Gather => sh.single_copy(n) || sh.single_copy_push(n),
-        Kind::Scatter => sh.single_copy_crowded(n),
+        Kind::Scatter => sh.single_copy_scatter(n),
     };
     (1..=PREFETCH_MAX_BYTES).contains(&n)
         && sh.cut(n).count() == 1

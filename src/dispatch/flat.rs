@@ -12,12 +12,40 @@ use crate::shm::channel::Shared;
 /// single-copy pull failed.  Counts the calls that moved data by single copy
 /// (MPI_T `coll_sharm_<op>_single_copy`).
 pub fn run(sh: &mut Shared, args: &Args) -> bool {
-    let ok = run_call(sh, args);
+    let ok = match tried_class(sh, args) {
+        Some((coll, bytes)) => sh.on_learned_path(coll, bytes, |sh| run_call(sh, args)),
+        None => run_call(sh, args),
+    };
     if std::mem::take(&mut sh.single_used) {
         stats::single_copy(args.coll());
         tracing::trace!("{}: single copy (cma)", args.coll().name());
     }
     ok
+}
+
+/// The collective and bytes in all by which a call's path is tried and
+/// learned (`shm::trials`): the calls with a single-copy path whose bytes
+/// every process knows alike.  Not the Scans and Reduce_scatter (no
+/// single-copy path), nor the v-variants whose counts only some processes
+/// know (their blocks keep the set-up floors); an Allgatherv's counts are
+/// known to all.
+fn tried_class(sh: &Shared, args: &Args) -> Option<(Coll, u64)> {
+    let coll = args.coll();
+    let tried = matches!(
+        coll,
+        Coll::Bcast
+            | Coll::Reduce
+            | Coll::Allreduce
+            | Coll::Gather
+            | Coll::Scatter
+            | Coll::Allgather
+            | Coll::Allgatherv
+            | Coll::Alltoall
+    );
+    tried
+        .then(|| args.shared_bytes(sh.me, sh.p))
+        .flatten()
+        .map(|b| (coll, b))
 }
 
 fn run_call(sh: &mut Shared, args: &Args) -> bool {

@@ -14,7 +14,7 @@ use crate::ompi::ffi::{self, Call, Dtype, DtypeInfo, Op};
 use crate::ompi::payload::{RootSide, TypedBuf};
 
 /// Collective operations, in the order of `enum sharm_coll` in sharm_glue.h.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(usize)]
 pub enum Coll {
     Barrier = 0,

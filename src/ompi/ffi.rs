@@ -26,6 +26,7 @@ pub struct RawParams {
     pub nontemporal_min_size: u64,
     pub nontemporal: i32,
     pub nontemporal_far_latency: i32,
+    pub single_copy_trials: i32,
 }
 
 /// Mirror of `struct sharm_hier_params`.

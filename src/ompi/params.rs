@@ -199,6 +199,11 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
 /// sign of far cores (measured in `shm::stores`, "The readers' side").
 pub const DEFAULT_FAR_LATENCY_NS: u32 = 300;
 
+/// The most calls of each path `coll_sharm_single_copy_trials` may ask
+/// for: trials beyond a few dozen only spend the application's time on the
+/// slower path.
+pub const MOST_SINGLE_COPY_TRIALS: i32 = 64;
+
 #[derive(Clone, Copy, Debug)]
 pub struct Params {
     pub priority: i32,
@@ -228,6 +233,9 @@ pub struct Params {
     /// Large Gather(v) blocks are written by their senders
     /// (`coll_sharm_single_copy_push`), when CMA writes are permitted.
     pub single_copy_push: bool,
+    /// Calls of each path a size class tries before its processes pick
+    /// one (`coll_sharm_single_copy_trials`; 0: none, `shm::trials`).
+    pub single_copy_trials: usize,
     /// Who combines reduction operands (`coll_sharm_reduction_kernels`).
     pub reduction_kernels: KernelSource,
 }
@@ -294,6 +302,16 @@ impl Params {
             },
             calibrate: raw.calibrate != 0,
             single_copy_push: raw.single_copy_push != 0,
+            single_copy_trials: match raw.single_copy_trials {
+                n @ 0..=MOST_SINGLE_COPY_TRIALS => n as usize,
+                n => {
+                    let kept = n.clamp(0, MOST_SINGLE_COPY_TRIALS);
+                    tracing::warn!(
+                        "coll_sharm_single_copy_trials: {n} is outside 0..={MOST_SINGLE_COPY_TRIALS}; using {kept}"
+                    );
+                    kept as usize
+                }
+            },
         }
     }
 

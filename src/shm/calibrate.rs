@@ -32,6 +32,8 @@
 //!    `coll_sharm_single_copy_min_size` without calibration or on a crowded
 //!    node, else from where a third timing, a Gather at np=2 both ways
 //!    (`time_gathers`), found the writes faster at every larger size.
+//!    Scatter(v) blocks go by single copy from the lower of that size and
+//!    the one-way verdict (`SingleCopy::with_scatter` says why).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -218,7 +220,8 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
         info!("{label}: CMA writes (process_vm_writev) not permitted between all its processes; Gather(v) roots read the blocks instead");
     }
     let push = access == Access::ReadWrite && params.single_copy_push;
-    let single = setup_threshold(sh, boot, label, push)?;
+    let mut single = setup_threshold(sh, boot, label, push)?;
+    single.push_permitted = push;
     match single.push_min_size {
         usize::MAX if push => {
             debug!("{label}: Gather(v) blocks through the queues: the senders' writes were slower at every calibrated size")
@@ -228,7 +231,13 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
             "{label}: Gather(v) blocks from {from} bytes written by their senders (cma writes)"
         ),
     }
-    single.used().then_some(single)
+    // Kept when nothing goes by single copy by the floors as long as the
+    // calls' trials may still pick it (`trials`: under `auto`, with a core
+    // per process).
+    let tried = params.single_copy == SingleCopyMode::Auto
+        && params.single_copy_trials > 0
+        && !sh.crowded();
+    (single.used() || tried).then_some(single)
 }
 
 /// The single-copy thresholds of a channel whose processes may use CMA
@@ -288,10 +297,14 @@ fn setup_threshold(
         .then(|| usize::try_from(found.push).ok().map(|t| min.max(t)))
         .flatten();
     debug!("{label}: single copy (cma) {streams}; {exchanges} (calibrated)");
+    if let Some(f) = push_from.filter(|&f| f < from) {
+        debug!("{label}: Scatter(v) blocks from {f} bytes by single copy (the Gather timing's verdict)");
+    }
     Some(
         SingleCopy::new(from)
             .with_exchanges(exchange_from)
-            .with_push(push_from),
+            .with_push(push_from)
+            .with_scatter(push_from),
     )
 }
 

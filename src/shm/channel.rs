@@ -27,6 +27,7 @@ use crate::shm::segment::{self, Segment, NAME_BYTES};
 use crate::shm::single_state::SingleCopy;
 use crate::shm::stores::{Reads, Stores, REPORTS_KEPT, REPORTS_LOOKED_AT};
 use crate::shm::tree;
+use crate::shm::trials::{StreamPath, Trials};
 use crate::shm::wait::Waiter;
 
 /// Bytes of shared segments this process is attached to (for the budget).
@@ -71,6 +72,12 @@ pub struct Shared {
     /// Set when this process made or accepted an offer (single copy); the
     /// dispatcher counts and clears it after each call.
     pub single_used: bool,
+    /// The path the current call's streams take when its size class is
+    /// tried or decided (`trials`; set and cleared by the dispatcher around
+    /// the call); None: the floors of `single` decide.
+    pub call_path: Option<StreamPath>,
+    /// The size classes' trials of single copy against the queues.
+    pub trials: Trials,
     /// The `coll_sharm_<op>_rules` every process agreed on (rank 0's).
     pub rules: RawRules,
     /// Emptied lists of peer streams from earlier calls (`peer_streams`).
@@ -269,6 +276,8 @@ impl Shared {
             last_tree: None,
             single: None,
             single_used: false,
+            call_path: None,
+            trials: Trials::new(params.single_copy_trials),
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
             tuning: (params.radix, None),

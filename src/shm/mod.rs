@@ -16,4 +16,5 @@ pub mod single;
 pub mod single_state;
 pub mod stores;
 pub mod tree;
+pub mod trials;
 pub mod wait;

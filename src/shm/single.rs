@@ -24,6 +24,7 @@ use crate::ompi::payload::Payload;
 use crate::shm::channel::Shared;
 use crate::shm::cma::{self, Remote};
 use crate::shm::queue::{Incoming, Pos, Readers};
+use crate::shm::trials::{StreamPath, SINGLE_FLOOR};
 
 pub use crate::shm::single_state::{Exposed, Landing, SingleCopy, CHUNK};
 
@@ -35,14 +36,17 @@ impl Shared {
         self.single_from(bytes, |s| s.min_size)
     }
 
-    /// Whether a Scatter(v) or Alltoall(v) block of `bytes` bytes goes by
-    /// single copy: as `single_copy`, but from a lower size on a crowded
-    /// node, where readers that pull whenever they run beat hand-offs that
-    /// need both ends running (`SingleCopy::crowded`).  Both ends of a block
-    /// know its size, and the crowding is agreed, so they decide alike.
+    /// Whether a Scatter(v) block (or on a crowded node an Alltoall(v)
+    /// block) of `bytes` bytes goes by single copy: as `single_copy`, but
+    /// from a lower size on a crowded node, where readers that pull
+    /// whenever they run beat hand-offs that need both ends running
+    /// (`SingleCopy::crowded`), or where the root's own copy beside the
+    /// pull made single copy faster (`SingleCopy::with_scatter`).  Both
+    /// ends of a block know its size, and the floors are agreed, so they
+    /// decide alike.
     #[inline]
-    pub fn single_copy_crowded(&self, bytes: usize) -> bool {
-        self.single_from(bytes, |s| s.crowded_min_size)
+    pub fn single_copy_scatter(&self, bytes: usize) -> bool {
+        self.single_from(bytes, |s| s.scatter_min_size)
     }
 
     /// Whether an Allgather(v) or Alltoall(v) block of `bytes` bytes goes by
@@ -54,18 +58,29 @@ impl Shared {
     }
 
     /// Whether a Gather(v) block of `bytes` bytes is written by its sender
-    /// (`SingleCopy::with_push`).  Both ends of a block know its size, and
-    /// the floor is agreed, so they decide alike.
+    /// (`SingleCopy::with_push`; in a call that goes by single copy, when
+    /// CMA writes are permitted and wanted).  Both ends of a block know its
+    /// size, and the floor is agreed, so they decide alike.
     #[inline]
     pub fn single_copy_push(&self, bytes: usize) -> bool {
         self.single_from(bytes, |s| s.push_min_size)
+            && (self.call_path.is_none() || self.single.as_ref().is_some_and(|s| s.push_permitted))
     }
 
-    /// Whether a non-empty stream of `bytes` bytes reaches the floor that
-    /// `floor` picks from the channel's single-copy state (none: never).
+    /// Whether a non-empty stream of `bytes` bytes goes by single copy: as
+    /// the current call's path says, when its size class is tried or
+    /// decided (`Shared::call_path`, from `SINGLE_FLOOR`), else when it
+    /// reaches the floor that `floor` picks from the channel's single-copy
+    /// state (none: never).  The path is the same on every process for the
+    /// same call (`trials`), so both ends of a stream still decide alike.
     #[inline]
     fn single_from(&self, bytes: usize, floor: impl Fn(&SingleCopy) -> usize) -> bool {
-        bytes > 0 && self.single.as_ref().is_some_and(|s| bytes >= floor(s))
+        bytes > 0
+            && self.single.as_ref().is_some_and(|s| match self.call_path {
+                Some(StreamPath::Single) => bytes >= SINGLE_FLOOR,
+                Some(StreamPath::Queues) => false,
+                None => bytes >= floor(s),
+            })
     }
 
     /// Publishes an offer of `len` bytes at `addr` as position (`op`, 0) of

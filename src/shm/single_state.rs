@@ -15,10 +15,11 @@ pub const CHUNK: usize = 64 * 1024;
 pub struct SingleCopy {
     /// Streams of at least this many bytes go by single copy.
     pub min_size: usize,
-    /// Scatter(v) and Alltoall(v) blocks of at least this many bytes go by
-    /// single copy: `min_size`, or less on a crowded node
-    /// (`SingleCopy::crowded`).
-    pub crowded_min_size: usize,
+    /// Scatter(v) blocks of at least this many bytes go by single copy (and
+    /// Alltoall(v) blocks on a crowded node): `min_size`, or less on a
+    /// crowded node (`SingleCopy::crowded`) or where the calibration's
+    /// Gather timing found single copy faster (`with_scatter`).
+    pub scatter_min_size: usize,
     /// Allgather(v) and Alltoall(v) blocks of at least this many bytes go by
     /// single copy (`with_exchanges`; else `min_size`).
     pub exchange_min_size: usize,
@@ -27,6 +28,11 @@ pub struct SingleCopy {
     /// between all processes and wanted: `coll_sharm_single_copy_push`);
     /// `usize::MAX`: never (`with_push`).
     pub push_min_size: usize,
+    /// Whether Gather(v) senders may write (CMA writes permitted between
+    /// all processes, and `coll_sharm_single_copy_push`), whatever
+    /// `push_min_size` is: a call that goes by single copy
+    /// (`Shared::call_path`) writes then.
+    pub push_permitted: bool,
     /// Two chunks: pulled data, and a copy of our own operand.
     stage: Scratch,
     /// A private buffer (packed sources, partial results); grows as needed.
@@ -37,9 +43,10 @@ impl SingleCopy {
     pub fn new(min_size: usize) -> SingleCopy {
         SingleCopy {
             min_size: min_size.max(1),
-            crowded_min_size: min_size.max(1),
+            scatter_min_size: min_size.max(1),
             exchange_min_size: min_size.max(1),
             push_min_size: usize::MAX,
+            push_permitted: false,
             stage: Scratch::new(2 * CHUNK),
             spare: Vec::new(),
         }
@@ -59,7 +66,7 @@ impl SingleCopy {
     /// `sharm:single_copy=cma` beside `sharm`).
     pub fn crowded(min_size: usize, floor: usize) -> SingleCopy {
         SingleCopy {
-            crowded_min_size: floor.clamp(1, min_size.max(1)),
+            scatter_min_size: floor.clamp(1, min_size.max(1)),
             ..SingleCopy::new(min_size)
         }
     }
@@ -85,6 +92,28 @@ impl SingleCopy {
         }
     }
 
+    /// The same, with Scatter(v) blocks by single copy from `floor` bytes
+    /// too (None: from `min_size` only), whichever is lower.
+    ///
+    /// Why: a Scatter root at np=2 copies its own block while the other
+    /// block moves, the Gather timing's shape mirrored (there the root
+    /// copies its own block while the sender's moves), which the one-way
+    /// timing does not have: by the queues the root copies both blocks, by
+    /// single copy only its own, beside the reader's pull.  np=2, 8 to 10
+    /// alternated launches with the cores near (memcpy 64 MiB 6.8 GB/s, CMA
+    /// 1/4 MiB 12.4/8.2 GB/s, two copies 12.8/11.4, 2026-11-30), one-way
+    /// verdict "never", Gather's "from 256 KiB": Scatter 1 / 4 / 16 MiB
+    /// 146 / 721 / 4894 us by the queues, 132 / 486 / 2879 forced by single
+    /// copy (coll/tuned 197 / 815 / 4390).
+    pub fn with_scatter(self, floor: Option<usize>) -> SingleCopy {
+        SingleCopy {
+            scatter_min_size: floor.map_or(self.scatter_min_size, |f| {
+                f.max(1).min(self.scatter_min_size)
+            }),
+            ..self
+        }
+    }
+
     /// The same, with exchanged blocks by single copy from `from` bytes
     /// (the calibration's exchange verdict, `calibrate::time_exchanges`).
     pub fn with_exchanges(self, from: usize) -> SingleCopy {
@@ -97,7 +126,7 @@ impl SingleCopy {
     /// Whether this state moves anything by single copy at all.
     pub fn used(&self) -> bool {
         self.min_size != usize::MAX
-            || self.crowded_min_size != usize::MAX
+            || self.scatter_min_size != usize::MAX
             || self.exchange_min_size != usize::MAX
             || self.push_min_size != usize::MAX
     }

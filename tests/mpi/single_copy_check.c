@@ -8,8 +8,11 @@
  * "queues", and never for a small call (below the min size the tests set:
  * 4096 bytes).
  *
- *   single_copy_check cma|queues|any|crowded [undumpable]
+ *   single_copy_check cma|queues|any|crowded [undumpable|trials=T|...]
  *
+ * ("trials=T": each collective whose path sharm learns from its first calls
+ * is called 2T + 3 times; its counter must move in calls 1, 3, ..., 2T - 1
+ * only, and from call 2T on in all or none.)
  * ("any": results only, e.g. when a calibration chose the path; "crowded":
  * every Scatter, small ones included, and Alltoalls of 1 MiB blocks must
  * move the counter, the other operations are not checked: more processes
@@ -516,13 +519,137 @@ static void test_reductions(int n, int large)
     MPI_Type_free(&pair);
 }
 
+/* ---- "trials=T": the calls whose path sharm's trials learn ----
+ * One call of each collective sharm tries both ways (`src/shm/trials.rs`),
+ * N ints a block (at least the 256 KiB single-copy floor in all), root 0,
+ * its result checked. */
+enum { TRIAL_INTS = 70001 };
+
+static void trial_bcast(void)
+{
+    int *buf = malloc(sizeof(int) * TRIAL_INTS);
+    for (int i = 0; i < TRIAL_INTS; i++)
+        buf[i] = rank == 0 ? val(0, i) : -1;
+    MPI_Bcast(buf, TRIAL_INTS, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < TRIAL_INTS; i++)
+        if (buf[i] != val(0, i)) {
+            CHECK(0, "trial bcast: [%d] = %d", i, buf[i]);
+            break;
+        }
+    free(buf);
+}
+
+/* Reduce (`all` 0) or Allreduce (1) of MPI_SUM over every rank's val(r, i). */
+static void trial_reduction(int all)
+{
+    int *in = malloc(sizeof(int) * TRIAL_INTS), *out = malloc(sizeof(int) * TRIAL_INTS);
+    for (int i = 0; i < TRIAL_INTS; i++) {
+        in[i] = val(rank, i);
+        out[i] = -1;
+    }
+    if (all)
+        MPI_Allreduce(in, out, TRIAL_INTS, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else
+        MPI_Reduce(in, out, TRIAL_INTS, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (all || rank == 0)
+        for (int i = 0; i < TRIAL_INTS; i++) {
+            int want = 0;
+            for (int r = 0; r < size; r++)
+                want += val(r, i);
+            if (out[i] != want) {
+                CHECK(0, "trial %s: [%d] = %d, want %d", all ? "allreduce" : "reduce", i, out[i],
+                      want);
+                break;
+            }
+        }
+    free(in);
+    free(out);
+}
+
+static void trial_reduce(void) { trial_reduction(0); }
+static void trial_allreduce(void) { trial_reduction(1); }
+
+/* Gather (`kind` 0), Allgather (1), Scatter (2) or Alltoall (3): block r
+ * of rank s holds val(s * size + r, i) where there are blocks per peer. */
+static void trial_movement(int kind)
+{
+    long n = TRIAL_INTS;
+    int *send = malloc(sizeof(int) * n * size), *recv = malloc(sizeof(int) * n * size);
+    for (int r = 0; r < size; r++)
+        for (long i = 0; i < n; i++) {
+            send[r * n + i] = val(rank * size + r, i);
+            recv[r * n + i] = -1;
+        }
+    switch (kind) {
+    case 0: MPI_Gather(send, n, MPI_INT, recv, n, MPI_INT, 0, MPI_COMM_WORLD); break;
+    case 1: MPI_Allgather(send, n, MPI_INT, recv, n, MPI_INT, MPI_COMM_WORLD); break;
+    case 2: MPI_Scatter(send, n, MPI_INT, recv, n, MPI_INT, 0, MPI_COMM_WORLD); break;
+    default: MPI_Alltoall(send, n, MPI_INT, recv, n, MPI_INT, MPI_COMM_WORLD); break;
+    }
+    /* Which sender's which block lands in our block r. */
+    int blocks = kind == 2 ? 1 : (kind == 0 && rank != 0 ? 0 : size);
+    for (int r = 0; r < blocks; r++) {
+        int from = kind == 2 ? 0 : r, which = kind == 3 ? rank : (kind == 2 ? rank : 0);
+        for (long i = 0; i < n; i++)
+            if (recv[r * n + i] != val(from * size + which, i)) {
+                CHECK(0, "trial %s: block %d [%ld] = %d", kind == 0 ? "gather" : kind == 1 ?
+                      "allgather" : kind == 2 ? "scatter" : "alltoall", r, i, recv[r * n + i]);
+                break;
+            }
+    }
+    free(send);
+    free(recv);
+}
+
+static void trial_gather(void) { trial_movement(0); }
+static void trial_allgather(void) { trial_movement(1); }
+static void trial_scatter(void) { trial_movement(2); }
+static void trial_alltoall(void) { trial_movement(3); }
+
+/* 2T + 3 calls of `one`: call k < 2T must go by single copy exactly when k
+ * is odd (its counter moves), and every call from 2T on as call 2T went,
+ * the path decided. */
+static void tried(const char *opname, int T, void (*one)(void))
+{
+    enum { MOST = 200 };
+    int calls = 2 * T + 3, moved[MOST];
+    if (calls > MOST) {
+        CHECK(0, "trials=%d: at most %d calls", T, MOST);
+        return;
+    }
+    MPI_T_pvar_handle h = pvar(opname);
+    for (int k = 0; k < calls; k++) {
+        unsigned long long before = read_pvar(h);
+        one();
+        moved[k] = read_pvar(h) != before;
+    }
+    MPI_T_pvar_handle_free(session, &h);
+    for (int k = 0; k < 2 * T; k++)
+        CHECK(moved[k] == k % 2, "%s call %d: single copy %d, but trials alternate the queues "
+              "(even calls) and single copy (odd)", opname, k, moved[k]);
+    for (int k = 2 * T + 1; k < calls; k++)
+        CHECK(moved[k] == moved[2 * T], "%s call %d: single copy %d after call %d decided %d",
+              opname, k, moved[k], 2 * T, moved[2 * T]);
+}
+
+static void test_trials(int T)
+{
+    tried("bcast", T, trial_bcast);
+    tried("reduce", T, trial_reduce);
+    tried("allreduce", T, trial_allreduce);
+    tried("gather", T, trial_gather);
+    tried("scatter", T, trial_scatter);
+    tried("allgather", T, trial_allgather);
+    tried("alltoall", T, trial_alltoall);
+}
+
 int main(int argc, char **argv)
 {
     stderr_to_file();
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
-                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N]\n");
+                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -550,6 +677,11 @@ int main(int argc, char **argv)
             test_alltoall(landing, 1, in_place);
             test_gather(landing, 1, in_place);
         }
+        goto done;
+    }
+    /* "trials=T": only the calls whose path is tried, T calls a path. */
+    if (argc > 2 && strncmp(argv[2], "trials=", 7) == 0) {
+        test_trials(atoi(argv[2] + 7));
         goto done;
     }
     /* "allreduce=N": only test_allreduce, of N longs. */
