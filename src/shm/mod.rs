@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod channel;
 pub mod cma;
 pub mod layout;
+pub mod learned_path;
 pub mod queue;
 pub mod scratch;
 pub mod segment;

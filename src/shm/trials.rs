@@ -1,5 +1,9 @@
 //! Which way a large call's streams go — through the queues or by single
-//! copy — learned from the application's own calls.
+//! copy — learned from the application's own calls: the trials' state,
+//! which a channel owns (`Shared::trials`).  Running a call on its path,
+//! timing it and sharing the times is `learned_path`, written as methods of
+//! the channel (as `single` is beside `single_state`), so that the channel
+//! can own this state without importing what uses it.
 //!
 //! The set-up calibration (`calibrate`) times a few shapes once, cold, right
 //! after the segment is made, and its verdicts flip from launch to launch on
@@ -24,14 +28,8 @@
 //! and the crowded rules (`calibrate`, point 5) were measured there.
 
 use std::collections::HashMap;
-use std::time::Instant;
-
-use tracing::debug;
 
 use crate::ompi::call::Coll;
-use crate::ompi::params::SingleCopyMode;
-use crate::shm::channel::Shared;
-use crate::shm::queue::{Pos, Readers};
 
 /// How a call's streams move while its size class is tried, and once the
 /// class has decided.
@@ -61,6 +59,12 @@ pub const SINGLE_FLOOR: usize = 32 << 10;
 /// A size class: the collective, and the power of two at or below the
 /// call's bytes in all.
 type Class = (Coll, u32);
+
+/// The size class of `coll` with `bytes` bytes in all (an empty call, which
+/// is never tried, would share the class of 1 byte).
+fn class(coll: Coll, bytes: u64) -> Class {
+    (coll, bytes.max(1).ilog2())
+}
 
 /// One size class's state.
 enum ClassState {
@@ -108,7 +112,7 @@ impl Trials {
         if self.per_path == 0 {
             return Plan::Floors;
         }
-        let class = (coll, bytes.ilog2());
+        let class = class(coll, bytes);
         let per_path = self.per_path;
         let state = self
             .classes
@@ -130,8 +134,7 @@ impl Trials {
 
     /// A trial call of `coll` of `bytes` bytes on `path` took `ns`.
     pub fn took(&mut self, coll: Coll, bytes: u64, path: StreamPath, ns: u64) {
-        if let Some(ClassState::Trying { calls, took }) =
-            self.classes.get_mut(&(coll, bytes.ilog2()))
+        if let Some(ClassState::Trying { calls, took }) = self.classes.get_mut(&class(coll, bytes))
         {
             *calls += 1;
             took[(path == StreamPath::Single) as usize].push(ns);
@@ -141,7 +144,7 @@ impl Trials {
     /// This process's lower median time of each path in the class of (`coll`,
     /// `bytes`), in ns: [queues, single copy].
     pub fn medians(&self, coll: Coll, bytes: u64) -> [u64; 2] {
-        match self.classes.get(&(coll, bytes.ilog2())) {
+        match self.classes.get(&class(coll, bytes)) {
             Some(ClassState::Trying { took, .. }) => [median(&took[0]), median(&took[1])],
             _ => [0, 0],
         }
@@ -161,9 +164,9 @@ impl Trials {
         } else {
             StreamPath::Queues
         };
-        let class = bytes.ilog2();
-        self.classes
-            .insert((coll, class), ClassState::Decided(path));
+        let key = class(coll, bytes);
+        self.classes.insert(key, ClassState::Decided(path));
+        let class = key.1;
         let line = format!(
             "{} of {}..{} bytes in all: the queues {:.1} us, single copy {:.1} us (the slowest process's lower median of {} calls each): {} from now on",
             coll.name(),
@@ -175,87 +178,6 @@ impl Trials {
             path.name(),
         );
         (path, line)
-    }
-}
-
-impl Shared {
-    /// Runs `call` on the path its size class takes: tried, decided, or
-    /// left to the floors (`trials`).  `coll` and `bytes` (its bytes in
-    /// all, `Args::shared_bytes`) must be what every process of the channel
-    /// passes for the same call.  Only with single copy set up under
-    /// `auto`, on a node with a core per process, from the single-copy
-    /// floor `coll_sharm_single_copy_min_size`.
-    pub fn on_learned_path(
-        &mut self,
-        coll: Coll,
-        bytes: u64,
-        call: impl FnOnce(&mut Shared) -> bool,
-    ) -> bool {
-        let tried = self.params.single_copy == SingleCopyMode::Auto
-            && self.single.is_some()
-            && !self.crowded()
-            && bytes >= self.params.single_copy_min_size.max(SINGLE_FLOOR) as u64;
-        if !tried {
-            return call(self);
-        }
-        let path = match self.trials.plan(coll, bytes) {
-            Plan::Floors => return call(self),
-            Plan::Use(path) => path,
-            Plan::Try(path) => {
-                self.call_path = Some(path);
-                let started = Instant::now();
-                let ok = call(self);
-                let ns = started.elapsed().as_nanos() as u64;
-                self.call_path = None;
-                self.trials.took(coll, bytes, path, ns);
-                return ok;
-            }
-            Plan::Decide => {
-                let mine = self.trials.medians(coll, bytes);
-                let all = self.share_medians(mine);
-                let (path, line) = self.trials.decide(coll, bytes, &all);
-                debug!("{line}");
-                path
-            }
-        };
-        self.call_path = Some(path);
-        let ok = call(self);
-        self.call_path = None;
-        ok
-    }
-
-    /// Every process's [queues, single copy] medians, in rank order
-    /// (collective: each publishes its own as one inline fragment for all
-    /// the others and reads theirs, at one operation number).
-    fn share_medians(&mut self, mine: [u64; 2]) -> Vec<[u64; 2]> {
-        let pos = Pos::new(self.next_op(), 0);
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&mine[0].to_le_bytes());
-        bytes[8..].copy_from_slice(&mine[1].to_le_bytes());
-        let dst = self
-            .writer
-            .reserve(&self.queues, &self.waiter, pos, bytes.len());
-        // SAFETY: `dst` is our reserved slot (inline) of >= 16 bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
-        self.writer
-            .publish(&self.queues, pos, bytes.len(), Readers::AllOthers);
-        (0..self.p)
-            .map(|r| {
-                if r == self.me {
-                    return mine;
-                }
-                let frag = self.queues.receive_expecting(&self.waiter, r, pos, 16);
-                // SAFETY: the fragment stays valid until released.
-                let got = unsafe { frag.bytes() };
-                let word = |i: usize| {
-                    got.get(i..i + 8)
-                        .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-                };
-                let theirs = [word(0), word(8)];
-                self.queues.release(self.me, r, frag);
-                theirs
-            })
-            .collect()
     }
 }
 
