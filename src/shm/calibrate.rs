@@ -234,10 +234,7 @@ pub fn setup(sh: &mut Shared, boot: &dyn Bootstrap, label: &str) -> Option<Singl
     // Kept when nothing goes by single copy by the floors as long as the
     // calls' trials may still pick it (`trials`: under `auto`, with a core
     // per process).
-    let tried = params.single_copy == SingleCopyMode::Auto
-        && params.single_copy_trials > 0
-        && !sh.crowded();
-    (single.used() || tried).then_some(single)
+    (single.used() || sh.trials_apply()).then_some(single)
 }
 
 /// The single-copy thresholds of a channel whose processes may use CMA

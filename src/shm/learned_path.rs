@@ -14,6 +14,15 @@ use crate::shm::queue::{Pos, Readers};
 use crate::shm::trials::{Plan, SINGLE_FLOOR};
 
 impl Shared {
+    /// Whether this channel's large calls learn their path at all: under
+    /// `coll_sharm_single_copy auto` with trials wanted, on a node with a
+    /// core per process (agreed at set-up, so alike on every process).
+    pub fn trials_apply(&self) -> bool {
+        self.params.single_copy == SingleCopyMode::Auto
+            && self.params.single_copy_trials > 0
+            && !self.crowded()
+    }
+
     /// Runs `call` on the path its size class takes: tried, decided, or
     /// left to the floors (`trials`).  `coll` and `bytes` (its bytes in
     /// all, `Args::shared_bytes`) must be what every process of the channel
@@ -26,9 +35,8 @@ impl Shared {
         bytes: u64,
         call: impl FnOnce(&mut Shared) -> bool,
     ) -> bool {
-        let tried = self.params.single_copy == SingleCopyMode::Auto
+        let tried = self.trials_apply()
             && self.single.is_some()
-            && !self.crowded()
             && bytes >= self.params.single_copy_min_size.max(SINGLE_FLOOR) as u64;
         if !tried {
             return call(self);
