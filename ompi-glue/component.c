@@ -81,6 +81,7 @@ static size_t param_nontemporal_min_size = 4 * 1024;
 static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
 static int param_nontemporal_far_latency = 0;
 static int param_single_copy_trials = 4;
+static size_t param_nontemporal_landing_min_size = 0; /* auto: kernels::isa::CacheCounted */
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -570,6 +571,15 @@ static int sharm_register(void)
                   "Streams below this many bytes are written into the queues with ordinary "
                   "stores whatever coll_sharm_nontemporal says",
                   &param_nontemporal_min_size);
+    register_size("nontemporal_landing_min_size",
+                  "A copy into a receive buffer (the last copy of a stream, a process's own "
+                  "block, a reduction's result) of at least this many bytes uses non-temporal "
+                  "stores, and so does every copy of an Allgather, Alltoall or Gather root that "
+                  "lands three quarters of it in all: the data no longer fits the cache with its "
+                  "source, and the stores then skip the read of each destination line. "
+                  "0: auto, a third of the last-level cache CPUID reports, counted as at most "
+                  "40 MiB under a hypervisor (a guest sees the host's whole cache)",
+                  &param_nontemporal_landing_min_size);
 
     {
         mca_base_var_enum_t *kernels = NULL;
@@ -633,6 +643,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->nontemporal = param_nontemporal;
     out->nontemporal_far_latency = param_nontemporal_far_latency;
     out->single_copy_trials = param_single_copy_trials;
+    out->nontemporal_landing_min_size = param_nontemporal_landing_min_size;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

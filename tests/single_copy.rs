@@ -355,6 +355,44 @@ fn calls_that_land_a_quarter_of_the_cache_land_non_temporally() {
     }
 }
 
+/// `coll_sharm_nontemporal_landing_min_size` moves the size from which
+/// copies into receive buffers stream: with 1 MiB an Allgather that lands 1
+/// MiB per process (np=2, 512 KiB blocks) lands it non-temporally in every
+/// process, with 1 GiB in none, and every value still arrives.  At set-up
+/// every process names the size and where it came from: the parameter, or
+/// by default the last-level cache as `kernels::isa::CacheCounted` counts
+/// it (under a hypervisor at most 40 MiB: the unit test of `isa`).
+#[test]
+fn landing_threshold_follows_its_parameter() {
+    let lands = "its streams and own block land non-temporally";
+    let said = |from: usize, why: &str| {
+        format!("copies into receive buffers use non-temporal stores from {from} bytes, and every copy of a call that lands {} bytes in all ({why}", (from - 1) / 4 * 3)
+    };
+    let ints = "landing=131072"; // two blocks of 512 KiB land per process
+    for (size, expect) in [(1usize << 20, 2), (1 << 30, 0)] {
+        let value = size.to_string();
+        let out = queues_at_verbose_100_with(
+            2,
+            &[("coll_sharm_nontemporal_landing_min_size", &value)],
+            &[ints],
+        );
+        assert_eq!(out.matches(lands).count(), expect, "{size}:\n{out}");
+        let setup = said(size, "coll_sharm_nontemporal_landing_min_size");
+        assert_eq!(out.matches(&setup).count(), 2, "{setup}\n{out}");
+    }
+    let auto = mca_coll_sharm::kernels::isa::CacheCounted::detect().stream_threshold();
+    let out = queues_at_verbose_100(2, &[ints]);
+    if auto == usize::MAX {
+        assert_eq!(
+            out.matches("never use non-temporal stores (auto").count(),
+            2,
+            "{out}"
+        );
+    } else {
+        assert_eq!(out.matches(&said(auto, "auto")).count(), 2, "{out}");
+    }
+}
+
 /// Allgather and Alltoall blocks that travel with their slot headers (1 to
 /// 512 bytes, one byte range) skip the stream machinery: at verbose 100
 /// every process says so once for each of the two with 8-byte blocks, none
@@ -447,16 +485,17 @@ fn nontemporal_at_verbose_100(
 /// every process's trace (verbose 100): what the tests of the data path's
 /// choices read.
 fn queues_at_verbose_100(np: usize, extra: &[&str]) -> String {
-    run(
-        np,
-        "queues",
-        &[
-            ("coll_sharm_single_copy", "none"),
-            ("coll_sharm_verbose", "100"),
-        ],
-        &[],
-        extra,
-    )
+    queues_at_verbose_100_with(np, &[], extra)
+}
+
+/// `queues_at_verbose_100` with more MCA settings.
+fn queues_at_verbose_100_with(np: usize, mca: &[(&str, &str)], extra: &[&str]) -> String {
+    let mut all = vec![
+        ("coll_sharm_single_copy", "none"),
+        ("coll_sharm_verbose", "100"),
+    ];
+    all.extend_from_slice(mca);
+    run(np, "queues", &all, &[], extra)
 }
 
 /// CPUs this test may use.

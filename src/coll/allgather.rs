@@ -69,8 +69,12 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let mut src = mine.source();
     let mine_cut = sh.cut(mine.bytes());
     let mut sinks = sinks(sh, rotation(me, p).map(|r| (r, all.block(r))));
-    // All that lands here, our own block included (`Shared::land_call`).
-    let landing = sinks.iter().map(|(_, _, cut)| cut.bytes).sum::<usize>()
+    // All we copy here, our own block included (`Shared::land_call`).
+    let landing = sinks
+        .iter()
+        .filter(|(_, _, cut)| !sh.single_copy_exchange(cut.bytes))
+        .map(|(_, _, cut)| cut.bytes)
+        .sum::<usize>()
         + own.map_or(0, |_| all.block(me).bytes());
     let stream = sh.land_call(landing);
     let own_copy = SelfCopy::new(own, all.block(me)).streaming(stream);

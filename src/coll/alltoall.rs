@@ -146,12 +146,21 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
     }
     let mut sources = Sources::new(send, recv, p);
     let own_copy = SelfCopy::new(send.map(|side| side.block(sh.me)), recv.block(sh.me));
-    // All that lands here, our own block included (`Shared::land_call`),
-    // said once the call's operation numbers are taken.
+    // All we copy here, our own block included (`Shared::land_call`),
+    // said once the call's operation numbers are taken; the blocks that go
+    // by single copy are the kernel's.
     let me = sh.me;
     let landing: usize = (0..p)
-        .filter(|&r| r != me || send.is_some())
         .map(|r| recv.block(r).bytes())
+        .enumerate()
+        .filter(|&(r, bytes)| {
+            if r == me {
+                send.is_some()
+            } else {
+                !by_single_copy(sh, bytes)
+            }
+        })
+        .map(|(_, bytes)| bytes)
         .sum();
     if pulls_only(sh, &sources, recv) {
         sh.ran(called, Algorithm::Pairwise);
@@ -474,9 +483,11 @@ fn in_place(sh: &mut Shared, recv: &RootSide) -> bool {
             .filter(move |&r| r != me)
             .map(|r| recv.block(r).bytes())
     };
-    sh.land_call(others().sum());
     let single =
         |sh: &Shared, bytes| bytes <= IN_PLACE_ASIDE_MAX_BYTES && by_single_copy(sh, bytes);
+    // What we copy into the receive buffer (`Shared::land_call`): the
+    // blocks that go by single copy land by the kernel's copies.
+    sh.land_call(others().filter(|&bytes| !single(sh, bytes)).sum());
     let pulled = others().filter(|&bytes| single(sh, bytes));
     let mut aside = vec![0u8; pulled.max().unwrap_or(0)];
     let mut outcome = Outcome::default();

@@ -131,8 +131,14 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     }
     let blocks = rotation(me, p).map(|r| (r, root_side.block(r)));
     let mut sinks = sinks(sh, blocks);
-    // All that lands here, our own block included (`Shared::land_call`).
-    let landing = sinks.iter().map(|(_, _, cut)| cut.bytes).sum::<usize>();
+    // All we copy here, our own block included (`Shared::land_call`): the
+    // blocks that go by single copy, pushed or pulled, are the kernel's.
+    let ours = |cut: &Cut| !sh.single_copy_push(cut.bytes) && !sh.single_copy(cut.bytes);
+    let landing = sinks
+        .iter()
+        .filter(|(_, _, cut)| ours(cut))
+        .map(|(_, _, cut)| cut.bytes)
+        .sum::<usize>();
     let own_landing = own.as_ref().map_or(0, |_| root_side.block(me).bytes());
     let stream = sh.land_call(landing + own_landing);
     // The places of the blocks their senders write: offered before anything

@@ -7,6 +7,7 @@
 use tracing::{debug, info, warn};
 
 use crate::hier::plan::{self as hier_plan, HierPlan};
+use crate::kernels::isa::{self, CacheCounted};
 use crate::ompi::call::{Args, Coll};
 use crate::ompi::ffi::{self, Comm, Module};
 use crate::ompi::params::{HierAllgather, HierParams, HierarchyMode, Params};
@@ -124,6 +125,45 @@ fn hierarchical_kind(args: &Args, spans_nodes: bool, allgather_named: bool) -> H
     }
 }
 
+/// From which size copies into receive buffers use non-temporal stores
+/// (`kernels::isa::stream_threshold`): the parameter's, or the one the
+/// last-level cache gives, which every process says once at verbose 10.
+/// Set at every query (a store), in case the parameter was written
+/// through MPI_T since; the cache is read once (CPUID traps to the
+/// hypervisor in a guest).
+fn set_landing_threshold(params: &Params) {
+    static CACHE: std::sync::OnceLock<CacheCounted> = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(CacheCounted::detect);
+    let from = params
+        .nontemporal_landing_min_size
+        .unwrap_or_else(|| cache.stream_threshold());
+    isa::set_stream_threshold(from);
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        let why = match (params.nontemporal_landing_min_size, cache.reported) {
+            (Some(_), _) => "coll_sharm_nontemporal_landing_min_size".to_owned(),
+            (None, None) => "auto: CPUID describes no last-level cache".to_owned(),
+            (None, Some(reported)) if cache.guest && cache.bytes() != Some(reported) => format!(
+                "auto: a third of the last-level cache, CPUID's {:.0} MiB counted as {:.0} MiB under a hypervisor",
+                mib(reported),
+                mib(cache.bytes().unwrap_or(reported))
+            ),
+            (None, Some(reported)) => {
+                format!("auto: a third of the {:.0} MiB last-level cache", mib(reported))
+            }
+        };
+        if from == usize::MAX {
+            debug!("copies into receive buffers never use non-temporal stores ({why})");
+        } else {
+            debug!(
+                "copies into receive buffers use non-temporal stores from {from} bytes, and every copy of a call that lands {} bytes in all ({why})",
+                crate::kernels::copy::call_streams_from()
+            );
+        }
+    });
+}
+
 impl CommState {
     /// comm_query: serve intra-communicators of 2+ processes, all on this
     /// node (flat shared memory) or, with the hierarchy on, anywhere.
@@ -185,6 +225,7 @@ impl CommState {
                 warn!("fragment_size={f} queue_slots={s} knomial_radix={k} out of range; using {using_f} / {using_s} / {using_k}")
             });
         }
+        set_landing_threshold(&params);
         debug!("serving communicator {label} ({} processes)", comm.size());
         let spans_nodes = !all_local
             || hier_params

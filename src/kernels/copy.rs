@@ -328,9 +328,17 @@ pub fn streams(bytes: usize) -> bool {
 /// Bcast lost at 4 and 8 MiB (1.36, 1.12: only one process writes a
 /// receive buffer at a time), and is left out.
 pub fn call_streams(landing: usize) -> bool {
-    let per_stream = super::isa::stream_threshold();
-    // per_stream is a third of the last-level cache plus one (or never).
-    per_stream != usize::MAX && landing >= (per_stream - 1) / 4 * 3
+    landing >= call_streams_from()
+}
+
+/// The least landing from which [`call_streams`] says yes: three quarters
+/// of the per-stream threshold, which is a third of the last-level cache
+/// plus one (`usize::MAX`: never).
+pub fn call_streams_from() -> usize {
+    match super::isa::stream_threshold() {
+        usize::MAX => usize::MAX,
+        per_stream => (per_stream - 1) / 4 * 3,
+    }
 }
 
 /// Copies `len` bytes from `src` to `dst` within one process, as

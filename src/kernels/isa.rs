@@ -107,22 +107,93 @@ fn last_level_cache() -> Option<usize> {
     best.map(|(_, bytes)| bytes)
 }
 
+/// The most last-level cache a process counts on under a hypervisor.
+///
+/// Why: a guest's CPUID describes the host's cache, not the guest's share
+/// of it.  The Xeon VM of 2026-11-30 reports a 300 MiB L3 "shared by 2"
+/// (its two vCPUs) while memcpy falls from 11 GB/s at 4 MiB to 5-6 GB/s at
+/// 64 MiB: the other guests on the socket use the rest.  Counted whole, it
+/// put the streaming thresholds at 100 MiB, where no call reaches.
+///
+/// Why 40 MiB: it puts a stream's threshold at 13.3 MiB and a call's at 10
+/// MiB, between what lost and what gained there (np=2, alternated rounds
+/// with an A/A control, docs/benchmark/2026-11-30-b-guest-cache).  Counted
+/// as 32 MiB (a call's threshold at 8 MiB), the 4 MiB exchanges, which land
+/// 8 MiB, took 1.07-1.14x their time and the 8 MiB ones 0.85-0.90x; counted
+/// as 8 MiB, Gather and Alltoall of 4 MiB 1.12x.  At 40 MiB, 12 rounds:
+/// 0.95x the time on geometric average over 28 cells of 2-16 MiB, Bcast 16
+/// MiB 0.73x, Alltoall 0.82-0.96x, Allgather 0.83-0.96x, Scatter 16 MiB
+/// 0.84x, the rest within the control's spread (up to 13 %).
+pub const GUEST_CACHE_COUNTED: usize = 40 << 20;
+
+/// Whether CPUID says the CPU is virtual (leaf 1, ECX bit 31, which
+/// hypervisors set and real CPUs leave clear).
+#[cfg(target_arch = "x86_64")]
+fn under_hypervisor() -> bool {
+    // SAFETY: leaf 1 exists on every x86-64 CPU; `cpuid` only reads.
+    #[allow(unused_unsafe)]
+    let ecx = unsafe { std::arch::x86_64::__cpuid(1).ecx };
+    ecx >> 31 == 1
+}
+
+/// The last-level cache as CPUID describes it and as streaming counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheCounted {
+    /// Bytes CPUID reports (None: it describes no cache).
+    pub reported: Option<usize>,
+    /// Whether CPUID says the CPU is virtual.
+    pub guest: bool,
+}
+
+impl CacheCounted {
+    /// This CPU's.
+    pub fn detect() -> CacheCounted {
+        #[cfg(target_arch = "x86_64")]
+        return CacheCounted {
+            reported: last_level_cache(),
+            guest: under_hypervisor(),
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        CacheCounted {
+            reported: None,
+            guest: false,
+        }
+    }
+
+    /// Bytes counted on: the reported size, under a hypervisor at most
+    /// [`GUEST_CACHE_COUNTED`].
+    pub fn bytes(&self) -> Option<usize> {
+        let cap = if self.guest {
+            GUEST_CACHE_COUNTED
+        } else {
+            usize::MAX
+        };
+        self.reported.map(|c| c.min(cap))
+    }
+
+    /// The per-stream threshold it gives: a third of the bytes counted,
+    /// plus one; `usize::MAX` (never) when the size is unknown.
+    pub fn stream_threshold(&self) -> usize {
+        self.bytes().map_or(usize::MAX, |c| c / 3 + 1)
+    }
+}
+
 /// From which output size (bytes) fused calls (`out` distinct from both
-/// operands) at AVX-512 use non-temporal stores: when the three buffers
-/// together exceed the last-level cache, i.e. when the result cannot stay
-/// cached for its reader anyway.  Then a streaming store saves the read
-/// for ownership of every output line (a third of the traffic of a
-/// fused pass: +35 % at 16 MiB on the Zen 5 of docs/kernels.md), and it
-/// does not evict the operands.  Below that size the result stays in the
-/// cache for the rank that reads it next, and streaming would send it to
-/// memory instead.  Unknown cache size: never.
+/// operands) at AVX-512 use non-temporal stores, and from which a receiver's
+/// last copy of a stream does (`copy::streams`): when the buffers together
+/// exceed the last-level cache counted on ([`CacheCounted`]), i.e. when the
+/// result cannot stay cached for its reader anyway.  Then a streaming store
+/// saves the read for ownership of every output line (a third of the
+/// traffic of a fused pass: +35 % at 16 MiB on the Zen 5 of
+/// docs/kernels.md), and it does not evict the operands.  Below that size
+/// the result stays in the cache for the rank that reads it next, and
+/// streaming would send it to memory instead.  Unknown cache size: never.
+/// `coll_sharm_nontemporal_landing_min_size` replaces it
+/// ([`set_stream_threshold`]).
 pub fn stream_threshold() -> usize {
     match STREAM_FROM.load(Ordering::Relaxed) {
         0 => {
-            #[cfg(target_arch = "x86_64")]
-            let from = last_level_cache().map_or(usize::MAX, |c| c / 3 + 1);
-            #[cfg(not(target_arch = "x86_64"))]
-            let from = usize::MAX;
+            let from = CacheCounted::detect().stream_threshold();
             STREAM_FROM.store(from, Ordering::Relaxed);
             from
         }
@@ -130,8 +201,27 @@ pub fn stream_threshold() -> usize {
     }
 }
 
-/// Overrides [`stream_threshold`] (tests and benchmarks: `usize::MAX`
-/// never streams, 1 always does); the results are the same either way.
+/// Overrides [`stream_threshold`] (the parameter; tests: `usize::MAX` never
+/// streams, 1 always does); the results are the same either way.
 pub fn set_stream_threshold(bytes: usize) {
     STREAM_FROM.store(bytes.max(1), Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guest_counts_at_most_its_share_of_the_cache() {
+        let host = |reported, guest| CacheCounted { reported, guest };
+        let big = 300 << 20;
+        assert_eq!(host(Some(big), false).bytes(), Some(big));
+        assert_eq!(host(Some(big), true).bytes(), Some(GUEST_CACHE_COUNTED));
+        assert_eq!(host(Some(8 << 20), true).bytes(), Some(8 << 20));
+        assert_eq!(
+            host(Some(big), true).stream_threshold(),
+            GUEST_CACHE_COUNTED / 3 + 1
+        );
+        assert_eq!(host(None, true).stream_threshold(), usize::MAX);
+    }
 }

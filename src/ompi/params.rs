@@ -236,6 +236,10 @@ pub struct Params {
     /// Calls of each path a size class tries before its processes pick
     /// one (`coll_sharm_single_copy_trials`; 0: none, `shm::trials`).
     pub single_copy_trials: usize,
+    /// Copies into receive buffers of at least this many bytes use
+    /// non-temporal stores (`coll_sharm_nontemporal_landing_min_size`;
+    /// None: auto, `kernels::isa::stream_threshold`).
+    pub nontemporal_landing_min_size: Option<usize>,
     /// Who combines reduction operands (`coll_sharm_reduction_kernels`).
     pub reduction_kernels: KernelSource,
 }
@@ -311,6 +315,10 @@ impl Params {
                     );
                     kept as usize
                 }
+            },
+            nontemporal_landing_min_size: match raw.nontemporal_landing_min_size {
+                0 => None,
+                n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
             },
         }
     }

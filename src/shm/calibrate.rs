@@ -547,7 +547,7 @@ fn time_exchanges(sh: &mut Shared, buf: &mut Buffers, first: u64, peer: usize, l
         };
         let started = Instant::now();
         let mut sink = Payload::Contiguous(dst.as_mut_ptr());
-        let stream = sh.land_call(2 * bytes);
+        let stream = sh.land_call(if single { bytes } else { 2 * bytes });
         let (own, src_at) = (own.as_mut_ptr(), src.as_ptr());
         // SAFETY: `own` and `src` are separate vectors of >= `bytes` bytes.
         let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stream) };
@@ -625,7 +625,7 @@ fn time_gathers(sh: &mut Shared, buf: &mut Buffers, first: u64, label: &str) -> 
             let (own, dst) = all[..2 * bytes].split_at_mut(bytes);
             // As `coll::gather` at the root: the call's landing decides
             // whether both blocks land non-temporally.
-            let stream = sh.land_call(2 * bytes);
+            let stream = sh.land_call(if single { bytes } else { 2 * bytes });
             let (own, src_at) = (own.as_mut_ptr(), src.as_ptr());
             // SAFETY: `own` and `src` are separate vectors of >= `bytes` bytes.
             let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stream) };

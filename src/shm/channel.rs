@@ -290,11 +290,19 @@ impl Shared {
         Ok(shared)
     }
 
-    /// Says that this process lands `bytes` in receive buffers over the
-    /// current call (its streams and its own block), after the call's
-    /// operation numbers were taken; returns whether the call therefore
-    /// streams (`copy::call_streams`).  Only with a core per process: the
-    /// measurements behind it were made there.
+    /// Says that this process lands `bytes` in receive buffers by its own
+    /// copies over the current call (its streams through the queues and
+    /// its own block), after the call's operation numbers were taken;
+    /// returns whether the call therefore streams (`copy::call_streams`).
+    /// Only with a core per process: the measurements behind it were made
+    /// there.
+    ///
+    /// Why not the blocks that go by single copy: the kernel copies them
+    /// with its own stores, and beside its copies the own block's
+    /// non-temporal stores cost.  np=2, Gather 4 MiB by single copy, each
+    /// block counted (8 MiB landed, so the root's own block streamed): the
+    /// trials timed 866 and 1253 us against 674 and 752 without, and then
+    /// took the queues (2026-11-30, verbose 10, two launches each).
     pub fn land_call(&mut self, bytes: usize) -> bool {
         let stream = !self.crowded() && copy::call_streams(bytes);
         self.streaming_call = stream;
