@@ -81,6 +81,7 @@ static size_t param_nontemporal_min_size = 4 * 1024;
 static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
 static int param_nontemporal_far_latency = 0;
 static int param_single_copy_trials = 4;
+static int param_single_copy_retry_after = 1000;
 static size_t param_nontemporal_landing_min_size = 0; /* auto: kernels::isa::CacheCounted */
 
 static int param_hier_mode = SHARM_HIER_AUTO;
@@ -451,6 +452,11 @@ static void register_single_copy(void)
                  "then the processes compare the slowest one's lower median times and all take the "
                  "faster path for that size class. 0: the set-up calibration's thresholds alone",
                  NULL, OPAL_INFO_LVL_5, &param_single_copy_trials);
+    register_int("single_copy_retry_after",
+                 "A size class that has decided its path (coll_sharm_single_copy_trials) keeps it "
+                 "for this many calls, then tries both paths again and decides again: the state "
+                 "of the machine moves within a run. 0: decide once, for good",
+                 NULL, OPAL_INFO_LVL_5, &param_single_copy_retry_after);
     OBJ_RELEASE(modes);
 }
 
@@ -644,6 +650,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->nontemporal_far_latency = param_nontemporal_far_latency;
     out->single_copy_trials = param_single_copy_trials;
     out->nontemporal_landing_min_size = param_nontemporal_landing_min_size;
+    out->single_copy_retry_after = param_single_copy_retry_after;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

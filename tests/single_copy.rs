@@ -827,8 +827,71 @@ fn auto_tries_both_paths_then_keeps_the_faster() {
         );
         assert!(
             verdicts[0].contains("lower median of 2 calls each): ")
-                && verdicts[0].ends_with(" from now on"),
+                && verdicts[0].ends_with(" from now on (to be tried again after 1000 calls)"),
             "{out}"
+        );
+    }
+}
+
+/// With `coll_sharm_single_copy_retry_after 5`, each collective tried as
+/// above keeps its path for the 5 calls after the one that decided, then
+/// alternates the two paths again and decides again (the checker's
+/// `trials=2,5` mode requires it of the MPI_T counters; without retries
+/// the second round's alternation fails).  Every process says both
+/// verdicts, the second naming the first, alike on both processes.
+#[test]
+fn a_decided_path_is_tried_again_after_its_calls() {
+    if cores() < 2 {
+        eprintln!("skipped: trials run only with a core per process");
+        return;
+    }
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_single_copy_trials", "2"),
+            ("coll_sharm_single_copy_retry_after", "5"),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &["trials=2,5"],
+    );
+    for op in [
+        "MPI_Bcast",
+        "MPI_Reduce",
+        "MPI_Allreduce",
+        "MPI_Gather",
+        "MPI_Scatter",
+        "MPI_Allgather",
+        "MPI_Alltoall",
+    ] {
+        let verdicts = |tail: &str| -> Vec<String> {
+            out.lines()
+                .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
+                .filter(|v| v.contains(" bytes in all: ") && v.contains(tail))
+                .map(str::to_owned)
+                .collect()
+        };
+        let first = verdicts("(to be tried again after 5 calls)");
+        let again = verdicts("(tried again after 5 calls; before: ");
+        assert!(
+            first.len() >= 2 && again.len() >= 2,
+            "{op} decides twice:\n{out}"
+        );
+        assert!(first.iter().all(|v| *v == first[0]), "{op}:\n{out}");
+        assert!(again.iter().all(|v| *v == again[0]), "{op}:\n{out}");
+        // The second names the first's path.
+        let path = |v: &str| {
+            v.split("): ")
+                .nth(1)
+                .and_then(|s| s.split(" from now on").next())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert!(
+            again[0].ends_with(&format!("before: {})", path(&first[0]))),
+            "{op}:\n{out}"
         );
     }
 }
@@ -836,7 +899,8 @@ fn auto_tries_both_paths_then_keeps_the_faster() {
 /// `coll_sharm_single_copy_trials 0` leaves the set-up floors alone: no
 /// verdict is said, and the checker's calls still arrive (it checks only
 /// that each keeps one path after the first: no alternation).  A value
-/// outside 0..=64 is reported and replaced.
+/// outside 0..=64 is reported and replaced, and so is a negative
+/// `coll_sharm_single_copy_retry_after`.
 #[test]
 fn trials_off_or_out_of_range() {
     let out = run(
@@ -857,12 +921,15 @@ fn trials_off_or_out_of_range() {
         &[
             ("coll_sharm_single_copy", "auto"),
             ("coll_sharm_single_copy_trials", "-3"),
+            ("coll_sharm_single_copy_retry_after", "-1"),
         ],
         &[],
         &["trials=0"],
     );
-    assert!(
-        out.contains("coll_sharm_single_copy_trials: -3 is outside 0..=64; using 0"),
-        "reported:\n{out}"
-    );
+    for said in [
+        "coll_sharm_single_copy_trials: -3 is outside 0..=64; using 0",
+        "coll_sharm_single_copy_retry_after: -1 is not a number of calls; using 1000",
+    ] {
+        assert!(out.contains(said), "reported:\n{out}");
+    }
 }

@@ -169,8 +169,9 @@ impl CommState {
     /// node (flat shared memory) or, with the hierarchy on, anywhere.
     pub fn query(comm: Comm) -> Option<(CommState, i32)> {
         let raw = ffi::params();
+        // The log first: decoding the parameters may warn (once per process).
+        crate::ompi::log::init(raw.verbose);
         let params = Params::from_raw(raw);
-        crate::ompi::log::init(params.verbose);
         let label = comm.label();
         let hier_params = HierParams::current();
         let all_local = comm.all_local();

@@ -130,13 +130,25 @@ const SINGLE_COPY_MODES: Table<SingleCopyMode> = &[
     (2, "cma", SingleCopyMode::Cma),
 ];
 
+/// Warns about a parameter's value once per process: the parameters are
+/// read at every communicator's query, and a job of 2,000 communicators
+/// would otherwise say the same line 2,000 times.
+fn say_once(line: String) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.contains(&line) {
+        tracing::warn!("{line}");
+        said.push(line);
+    }
+}
+
 /// Decodes a stored value; an unknown one (only possible when the glue's
 /// tables changed without this file) is reported and replaced by `default`.
 fn decode<T: Copy>(table: Table<T>, what: &str, value: i32, default: T) -> T {
     match table.iter().find(|(v, _, _)| *v == value) {
         Some(&(_, _, t)) => t,
         None => {
-            tracing::warn!("{what}: unknown value {value}; using the default");
+            say_once(format!("{what}: unknown value {value}; using the default"));
             default
         }
     }
@@ -199,6 +211,10 @@ fn check_entries(entries: &[(i32, i32, String, i32, String)]) -> Result<(), Stri
 /// sign of far cores (measured in `shm::stores`, "The readers' side").
 pub const DEFAULT_FAR_LATENCY_NS: u32 = 300;
 
+/// `coll_sharm_single_copy_retry_after`'s default, which a negative value
+/// falls back to (as the glue registers it).
+pub const DEFAULT_RETRY_AFTER: usize = 1000;
+
 /// The most calls of each path `coll_sharm_single_copy_trials` may ask
 /// for: trials beyond a few dozen only spend the application's time on the
 /// slower path.
@@ -236,6 +252,9 @@ pub struct Params {
     /// Calls of each path a size class tries before its processes pick
     /// one (`coll_sharm_single_copy_trials`; 0: none, `shm::trials`).
     pub single_copy_trials: usize,
+    /// Calls a decided size class makes before it is tried again
+    /// (`coll_sharm_single_copy_retry_after`; 0: never).
+    pub single_copy_retry_after: usize,
     /// Copies into receive buffers of at least this many bytes use
     /// non-temporal stores (`coll_sharm_nontemporal_landing_min_size`;
     /// None: auto, `kernels::isa::stream_threshold`).
@@ -297,10 +316,10 @@ impl Params {
                 0 => DEFAULT_FAR_LATENCY_NS,
                 ns if ns > 0 => ns as u32,
                 ns => {
-                    tracing::warn!(
+                    say_once(format!(
                         "coll_sharm_nontemporal_far_latency: {ns} ns is not a latency; \
                          using the default, {DEFAULT_FAR_LATENCY_NS} ns"
-                    );
+                    ));
                     DEFAULT_FAR_LATENCY_NS
                 }
             },
@@ -310,10 +329,19 @@ impl Params {
                 n @ 0..=MOST_SINGLE_COPY_TRIALS => n as usize,
                 n => {
                     let kept = n.clamp(0, MOST_SINGLE_COPY_TRIALS);
-                    tracing::warn!(
+                    say_once(format!(
                         "coll_sharm_single_copy_trials: {n} is outside 0..={MOST_SINGLE_COPY_TRIALS}; using {kept}"
-                    );
+                    ));
                     kept as usize
+                }
+            },
+            single_copy_retry_after: match raw.single_copy_retry_after {
+                n if n >= 0 => n as usize,
+                n => {
+                    say_once(format!(
+                        "coll_sharm_single_copy_retry_after: {n} is not a number of calls; using {DEFAULT_RETRY_AFTER}"
+                    ));
+                    DEFAULT_RETRY_AFTER
                 }
             },
             nontemporal_landing_min_size: match raw.nontemporal_landing_min_size {

@@ -277,7 +277,7 @@ impl Shared {
             single: None,
             single_used: false,
             call_path: None,
-            trials: Trials::new(params.single_copy_trials),
+            trials: Trials::new(params.single_copy_trials, params.single_copy_retry_after),
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
             tuning: (params.radix, None),

@@ -15,8 +15,14 @@
 //! 1, 3, 5, ... by single copy, `coll_sharm_single_copy_trials` each; the
 //! next call first shares every process's lower median time of each path (one
 //! 16-byte fragment per process, inline in its slot header), and every
-//! process takes the path whose slowest process was faster.  From then on
-//! the class keeps that path.
+//! process takes the path whose slowest process was faster.  The class keeps
+//! that path for `coll_sharm_single_copy_retry_after` calls (default 1000;
+//! 0: for good), then tries both again as at first: the state of the
+//! machine moves within a run as well as between runs (on the development
+//! VM the cores' placement flips every few seconds, and two copies went
+//! from 19 to 5 GB/s within one benchmark run, 2026-11-28-n).  The cost is
+//! bounded: of every R + 2T + 1 calls, T take the path that was not chosen
+//! (0.4 % of the calls at the defaults).
 //!
 //! Agreement: every process of a channel makes the same collective calls in
 //! the same order, and a size class is keyed by what they all know alike
@@ -68,12 +74,25 @@ fn class(coll: Coll, bytes: u64) -> Class {
 
 /// One size class's state.
 enum ClassState {
-    /// Calls made so far, and each path's times in ns (index: `Single`).
+    /// Calls made so far, each path's times in ns (index: `Single`), and
+    /// the path a round before this one decided, if any.
     Trying {
         calls: usize,
         took: [Vec<u64>; 2],
+        before: Option<StreamPath>,
     },
-    Decided(StreamPath),
+    /// The path, and the calls made on it since it was decided.
+    Decided { path: StreamPath, calls: usize },
+}
+
+impl ClassState {
+    fn trying(per_path: usize, before: Option<StreamPath>) -> ClassState {
+        ClassState::Trying {
+            calls: 0,
+            took: [Vec::with_capacity(per_path), Vec::with_capacity(per_path)],
+            before,
+        }
+    }
 }
 
 /// What a call does about its path (`Trials::plan`).
@@ -95,13 +114,16 @@ pub enum Plan {
 pub struct Trials {
     /// Calls of each path per class; 0: no trials.
     per_path: usize,
+    /// Calls a decided class makes before it is tried again; 0: never.
+    retry_after: usize,
     classes: HashMap<Class, ClassState>,
 }
 
 impl Trials {
-    pub fn new(per_path: usize) -> Trials {
+    pub fn new(per_path: usize, retry_after: usize) -> Trials {
         Trials {
             per_path,
+            retry_after,
             classes: HashMap::new(),
         }
     }
@@ -113,16 +135,20 @@ impl Trials {
             return Plan::Floors;
         }
         let class = class(coll, bytes);
-        let per_path = self.per_path;
+        let (per_path, retry_after) = (self.per_path, self.retry_after);
         let state = self
             .classes
             .entry(class)
-            .or_insert_with(|| ClassState::Trying {
-                calls: 0,
-                took: [Vec::with_capacity(per_path), Vec::with_capacity(per_path)],
-            });
+            .or_insert_with(|| ClassState::trying(per_path, None));
+        if let ClassState::Decided { path, calls } = state {
+            if retry_after == 0 || *calls < retry_after {
+                *calls += 1;
+                return Plan::Use(*path);
+            }
+            *state = ClassState::trying(per_path, Some(*path));
+        }
         match state {
-            ClassState::Decided(path) => Plan::Use(*path),
+            ClassState::Decided { .. } => unreachable!("handled above"),
             ClassState::Trying { calls, .. } if *calls >= 2 * per_path => Plan::Decide,
             ClassState::Trying { calls, .. } => Plan::Try(if *calls % 2 == 0 {
                 StreamPath::Queues
@@ -134,7 +160,8 @@ impl Trials {
 
     /// A trial call of `coll` of `bytes` bytes on `path` took `ns`.
     pub fn took(&mut self, coll: Coll, bytes: u64, path: StreamPath, ns: u64) {
-        if let Some(ClassState::Trying { calls, took }) = self.classes.get_mut(&class(coll, bytes))
+        if let Some(ClassState::Trying { calls, took, .. }) =
+            self.classes.get_mut(&class(coll, bytes))
         {
             *calls += 1;
             took[(path == StreamPath::Single) as usize].push(ns);
@@ -165,10 +192,23 @@ impl Trials {
             StreamPath::Queues
         };
         let key = class(coll, bytes);
-        self.classes.insert(key, ClassState::Decided(path));
+        let before = match self.classes.get(&key) {
+            Some(ClassState::Trying { before, .. }) => *before,
+            _ => None,
+        };
+        self.classes
+            .insert(key, ClassState::Decided { path, calls: 0 });
         let class = key.1;
+        let again = match (before, self.retry_after) {
+            (Some(before), calls) => format!(
+                " (tried again after {calls} calls; before: {})",
+                before.name()
+            ),
+            (None, 0) => String::new(),
+            (None, calls) => format!(" (to be tried again after {calls} calls)"),
+        };
         let line = format!(
-            "{} of {}..{} bytes in all: the queues {:.1} us, single copy {:.1} us (the slowest process's lower median of {} calls each): {} from now on",
+            "{} of {}..{} bytes in all: the queues {:.1} us, single copy {:.1} us (the slowest process's lower median of {} calls each): {} from now on{again}",
             coll.name(),
             1u64 << class,
             (1u64 << class) * 2 - 1,
@@ -208,7 +248,7 @@ mod tests {
     /// classes (another size, another collective) count apart.
     #[test]
     fn a_class_alternates_then_decides_then_keeps() {
-        let mut t = Trials::new(2);
+        let mut t = Trials::new(2, 0);
         let (c, b) = (Coll::Scatter, 4u64 << 20);
         let mut seen = Vec::new();
         for ns in [700_000, 500_000, 710_000, 480_000] {
@@ -239,7 +279,7 @@ mod tests {
     /// slowest; a tie keeps the queues.
     #[test]
     fn single_copy_must_be_faster_for_the_slowest_process() {
-        let mut t = Trials::new(1);
+        let mut t = Trials::new(1, 0);
         let b = 1u64 << 20;
         assert_eq!(t.decide(Coll::Bcast, b, &[[100, 99]]).0, StreamPath::Single);
         assert_eq!(
@@ -254,8 +294,45 @@ mod tests {
 
     #[test]
     fn no_trials_leaves_the_floors_to_decide() {
-        let mut t = Trials::new(0);
+        let mut t = Trials::new(0, 1000);
         assert_eq!(t.plan(Coll::Alltoall, 1 << 22), Plan::Floors);
+    }
+
+    /// With retries, a decided class keeps its path for `retry_after`
+    /// calls, then alternates again from the queues, decides again and says
+    /// what it had decided before.
+    #[test]
+    fn a_decided_class_is_tried_again_after_its_calls() {
+        use StreamPath::*;
+        let (c, b) = (Coll::Allgather, 2u64 << 20);
+        let mut t = Trials::new(1, 3);
+        let round = |t: &mut Trials, queues: u64, single: u64| {
+            assert_eq!(t.plan(c, b), Plan::Try(Queues));
+            t.took(c, b, Queues, queues);
+            assert_eq!(t.plan(c, b), Plan::Try(Single));
+            t.took(c, b, Single, single);
+            assert_eq!(t.plan(c, b), Plan::Decide);
+            let m = t.medians(c, b);
+            t.decide(c, b, &[m])
+        };
+        let (first, line) = round(&mut t, 900, 600);
+        assert_eq!(first, Single);
+        assert!(
+            line.ends_with("single copy from now on (to be tried again after 3 calls)"),
+            "{line}"
+        );
+        for _ in 0..3 {
+            assert_eq!(t.plan(c, b), Plan::Use(Single));
+        }
+        let (second, line) = round(&mut t, 500, 600);
+        assert_eq!(second, Queues);
+        assert!(
+            line.ends_with(
+                "the queues from now on (tried again after 3 calls; before: single copy)"
+            ),
+            "{line}"
+        );
+        assert_eq!(t.plan(c, b), Plan::Use(Queues));
     }
 
     #[test]

@@ -12,7 +12,10 @@
  *
  * ("trials=T": each collective whose path sharm learns from its first calls
  * is called 2T + 3 times; its counter must move in calls 1, 3, ..., 2T - 1
- * only, and from call 2T on in all or none.)
+ * only, and from call 2T on in all or none.  "trials=T,R": with
+ * coll_sharm_single_copy_retry_after R, 2T + 1 + R + 2T + 3 times: the R
+ * calls after the deciding one keep its path, then the class is tried
+ * again as at first and decides again.)
  * ("any": results only, e.g. when a calibration chose the path; "crowded":
  * every Scatter, small ones included, and Alltoalls of 1 MiB blocks must
  * move the counter, the other operations are not checked: more processes
@@ -606,15 +609,29 @@ static void trial_allgather(void) { trial_movement(1); }
 static void trial_scatter(void) { trial_movement(2); }
 static void trial_alltoall(void) { trial_movement(3); }
 
-/* 2T + 3 calls of `one`: call k < 2T must go by single copy exactly when k
- * is odd (its counter moves), and every call from 2T on as call 2T went,
- * the path decided. */
-static void tried(const char *opname, int T, void (*one)(void))
+/* One round of trials in `moved` from call `first`: call first + k, k < 2T,
+ * must go by single copy exactly when k is odd (its counter moves), and the
+ * `keep` calls after call first + 2T as that one went, the path decided. */
+static void check_round(const char *opname, const int *moved, int first, int T, int keep)
+{
+    for (int k = 0; k < 2 * T; k++)
+        CHECK(moved[first + k] == k % 2, "%s call %d: single copy %d, but trials alternate the "
+              "queues (even calls) and single copy (odd)", opname, first + k, moved[first + k]);
+    int decided = first + 2 * T;
+    for (int k = decided + 1; k <= decided + keep; k++)
+        CHECK(moved[k] == moved[decided], "%s call %d: single copy %d after call %d decided %d",
+              opname, k, moved[k], decided, moved[decided]);
+}
+
+/* The calls of `one`: without retries (R 0) 2T + 3, checked as one round;
+ * with them, a round that keeps its path for R calls, then a second round
+ * (tried again) that keeps it for 2. */
+static void tried(const char *opname, int T, int R, void (*one)(void))
 {
     enum { MOST = 200 };
-    int calls = 2 * T + 3, moved[MOST];
+    int calls = R > 0 ? 2 * T + 1 + R + 2 * T + 3 : 2 * T + 3, moved[MOST];
     if (calls > MOST) {
-        CHECK(0, "trials=%d: at most %d calls", T, MOST);
+        CHECK(0, "trials=%d,%d: at most %d calls", T, R, MOST);
         return;
     }
     MPI_T_pvar_handle h = pvar(opname);
@@ -624,23 +641,23 @@ static void tried(const char *opname, int T, void (*one)(void))
         moved[k] = read_pvar(h) != before;
     }
     MPI_T_pvar_handle_free(session, &h);
-    for (int k = 0; k < 2 * T; k++)
-        CHECK(moved[k] == k % 2, "%s call %d: single copy %d, but trials alternate the queues "
-              "(even calls) and single copy (odd)", opname, k, moved[k]);
-    for (int k = 2 * T + 1; k < calls; k++)
-        CHECK(moved[k] == moved[2 * T], "%s call %d: single copy %d after call %d decided %d",
-              opname, k, moved[k], 2 * T, moved[2 * T]);
+    if (R == 0) {
+        check_round(opname, moved, 0, T, 2);
+        return;
+    }
+    check_round(opname, moved, 0, T, R);
+    check_round(opname, moved, 2 * T + 1 + R, T, 2);
 }
 
-static void test_trials(int T)
+static void test_trials(int T, int R)
 {
-    tried("bcast", T, trial_bcast);
-    tried("reduce", T, trial_reduce);
-    tried("allreduce", T, trial_allreduce);
-    tried("gather", T, trial_gather);
-    tried("scatter", T, trial_scatter);
-    tried("allgather", T, trial_allgather);
-    tried("alltoall", T, trial_alltoall);
+    tried("bcast", T, R, trial_bcast);
+    tried("reduce", T, R, trial_reduce);
+    tried("allreduce", T, R, trial_allreduce);
+    tried("gather", T, R, trial_gather);
+    tried("scatter", T, R, trial_scatter);
+    tried("allgather", T, R, trial_allgather);
+    tried("alltoall", T, R, trial_alltoall);
 }
 
 int main(int argc, char **argv)
@@ -649,7 +666,7 @@ int main(int argc, char **argv)
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
-                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T]\n");
+                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T[,R]]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -679,9 +696,11 @@ int main(int argc, char **argv)
         }
         goto done;
     }
-    /* "trials=T": only the calls whose path is tried, T calls a path. */
+    /* "trials=T[,R]": only the calls whose path is tried, T calls a path,
+     * tried again after R calls. */
     if (argc > 2 && strncmp(argv[2], "trials=", 7) == 0) {
-        test_trials(atoi(argv[2] + 7));
+        const char *again = strchr(argv[2] + 7, ',');
+        test_trials(atoi(argv[2] + 7), again ? atoi(again + 1) : 0);
         goto done;
     }
     /* "allreduce=N": only test_allreduce, of N longs. */
