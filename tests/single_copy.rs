@@ -781,6 +781,51 @@ fn one_table_one_verdict<'a>(out: &'a str, table: &str, marker: &str, np: usize)
     verdicts[0]
 }
 
+/// The collectives whose path sharm learns from their calls, as they name
+/// themselves in the verdicts.
+const TRIED: [&str; 7] = [
+    "MPI_Bcast",
+    "MPI_Reduce",
+    "MPI_Allreduce",
+    "MPI_Gather",
+    "MPI_Scatter",
+    "MPI_Allgather",
+    "MPI_Alltoall",
+];
+
+/// The checker's `trials=...` mode at np=2 under `auto` with 2 trial calls
+/// a path, at verbose 10, with more MCA settings.
+fn trials_run(mode: &str, mca: &[(&str, &str)]) -> String {
+    let mut all = vec![
+        ("coll_sharm_single_copy", "auto"),
+        ("coll_sharm_single_copy_trials", "2"),
+        ("coll_sharm_verbose", "10"),
+    ];
+    all.extend_from_slice(mca);
+    run(2, "any", &all, &[], &[mode])
+}
+
+/// The verdict lines about `op` that contain `tail`, from every process
+/// (the output holds each one's stderr file too), after "`op` of "; at
+/// least two, all alike (the processes agree).
+fn verdicts(out: &str, op: &str, tail: &str) -> Vec<String> {
+    let said: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
+        .filter(|v| v.contains(" bytes in all: ") && v.contains(tail))
+        .map(str::to_owned)
+        .collect();
+    assert!(
+        said.len() >= 2,
+        "each process decides {op} ({tail}):\n{out}"
+    );
+    assert!(
+        said.iter().all(|v| *v == said[0]),
+        "they agree on {op}:\n{out}"
+    );
+    said
+}
+
 /// `auto` with `coll_sharm_single_copy_trials 2` at np=2 (a core per
 /// process): each collective whose path sharm learns from its first calls
 /// alternates the queues and single copy for 2 calls each, as the checker
@@ -794,40 +839,12 @@ fn auto_tries_both_paths_then_keeps_the_faster() {
         eprintln!("skipped: trials run only with a core per process");
         return;
     }
-    let out = run(
-        2,
-        "any",
-        &[
-            ("coll_sharm_single_copy", "auto"),
-            ("coll_sharm_single_copy_trials", "2"),
-            ("coll_sharm_verbose", "10"),
-        ],
-        &[],
-        &["trials=2"],
-    );
-    for op in [
-        "MPI_Bcast",
-        "MPI_Reduce",
-        "MPI_Allreduce",
-        "MPI_Gather",
-        "MPI_Scatter",
-        "MPI_Allgather",
-        "MPI_Alltoall",
-    ] {
-        let verdicts: Vec<&str> = out
-            .lines()
-            .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
-            .filter(|v| v.contains(" bytes in all: "))
-            .collect();
-        // Each process says it (the output holds its stderr file too).
-        assert!(verdicts.len() >= 2, "each process decides {op}:\n{out}");
+    let out = trials_run("trials=2", &[]);
+    for op in TRIED {
+        let said = verdicts(&out, op, " from now on");
         assert!(
-            verdicts.iter().all(|v| *v == verdicts[0]),
-            "they agree on {op}:\n{out}"
-        );
-        assert!(
-            verdicts[0].contains("lower median of 2 calls each): ")
-                && verdicts[0].ends_with(" from now on (to be tried again after 1000 calls)"),
+            said[0].contains("lower median of 2 calls each): ")
+                && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
             "{out}"
         );
     }
@@ -845,42 +862,10 @@ fn a_decided_path_is_tried_again_after_its_calls() {
         eprintln!("skipped: trials run only with a core per process");
         return;
     }
-    let out = run(
-        2,
-        "any",
-        &[
-            ("coll_sharm_single_copy", "auto"),
-            ("coll_sharm_single_copy_trials", "2"),
-            ("coll_sharm_single_copy_retry_after", "5"),
-            ("coll_sharm_verbose", "10"),
-        ],
-        &[],
-        &["trials=2,5"],
-    );
-    for op in [
-        "MPI_Bcast",
-        "MPI_Reduce",
-        "MPI_Allreduce",
-        "MPI_Gather",
-        "MPI_Scatter",
-        "MPI_Allgather",
-        "MPI_Alltoall",
-    ] {
-        let verdicts = |tail: &str| -> Vec<String> {
-            out.lines()
-                .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
-                .filter(|v| v.contains(" bytes in all: ") && v.contains(tail))
-                .map(str::to_owned)
-                .collect()
-        };
-        let first = verdicts("(to be tried again after 5 calls)");
-        let again = verdicts("(tried again after 5 calls; before: ");
-        assert!(
-            first.len() >= 2 && again.len() >= 2,
-            "{op} decides twice:\n{out}"
-        );
-        assert!(first.iter().all(|v| *v == first[0]), "{op}:\n{out}");
-        assert!(again.iter().all(|v| *v == again[0]), "{op}:\n{out}");
+    let out = trials_run("trials=2,5", &[("coll_sharm_single_copy_retry_after", "5")]);
+    for op in TRIED {
+        let first = verdicts(&out, op, "(to be tried again after 5 calls)");
+        let again = verdicts(&out, op, "(tried again after 5 calls; before: ");
         // The second names the first's path.
         let path = |v: &str| {
             v.split("): ")
