@@ -332,8 +332,9 @@ pub fn call_streams(landing: usize) -> bool {
 }
 
 /// The least landing from which [`call_streams`] says yes: three quarters
-/// of the per-stream threshold, which is a third of the last-level cache
-/// plus one (`usize::MAX`: never).
+/// of the per-stream threshold (`isa::stream_threshold`: a third of the
+/// last-level cache counted, plus one, or the parameter), so a quarter of
+/// that cache; `usize::MAX`: never.
 pub fn call_streams_from() -> usize {
     match super::isa::stream_threshold() {
         usize::MAX => usize::MAX,
