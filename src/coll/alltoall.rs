@@ -151,8 +151,7 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
     // by single copy are the kernel's.
     let me = sh.me;
     let landing: usize = (0..p)
-        .map(|r| recv.block(r).bytes())
-        .enumerate()
+        .map(|r| (r, recv.block(r).bytes()))
         .filter(|&(r, bytes)| {
             if r == me {
                 send.is_some()

@@ -57,9 +57,9 @@ pub(crate) fn receive_all(
     op: u64,
     pushed: bool,
 ) -> bool {
-    let elsewhere = |sh: &Shared, cut: &Cut| pushed && sh.single_copy_push(cut.bytes);
-    let queued = |sh: &Shared, cut: &Cut| !elsewhere(sh, cut) && !sh.single_copy(cut.bytes);
-    let pulled = |sh: &Shared, cut: &Cut| !elsewhere(sh, cut) && sh.single_copy(cut.bytes);
+    let queued = |sh: &Shared, cut: &Cut| queued(sh, cut, pushed);
+    let pulled =
+        |sh: &Shared, cut: &Cut| !written_by_sender(sh, cut, pushed) && sh.single_copy(cut.bytes);
     let most = sinks
         .iter()
         .filter(|(_, _, cut)| queued(sh, cut))
@@ -80,6 +80,19 @@ pub(crate) fn receive_all(
         }
     }
     outcome.finish("receiving blocks")
+}
+
+/// Whether a stream `receive_all` leaves to its caller: with `pushed`, one
+/// its sender writes into our buffer (`Shared::single_copy_push`).
+fn written_by_sender(sh: &Shared, cut: &Cut, pushed: bool) -> bool {
+    pushed && sh.single_copy_push(cut.bytes)
+}
+
+/// Whether a stream `receive_all` receives comes through the queues: not
+/// written by its sender and not pulled by single copy.  Those are the
+/// streams the receiver copies itself (`Shared::land_call`).
+fn queued(sh: &Shared, cut: &Cut, pushed: bool) -> bool {
+    !(written_by_sender(sh, cut, pushed) || sh.single_copy(cut.bytes))
 }
 
 /// Sends the `bytes` bytes of `src` to `readers` as operation `op`: by
@@ -133,10 +146,9 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     let mut sinks = sinks(sh, blocks);
     // All we copy here, our own block included (`Shared::land_call`): the
     // blocks that go by single copy, pushed or pulled, are the kernel's.
-    let ours = |cut: &Cut| !sh.single_copy_push(cut.bytes) && !sh.single_copy(cut.bytes);
     let landing = sinks
         .iter()
-        .filter(|(_, _, cut)| ours(cut))
+        .filter(|(_, _, cut)| queued(sh, cut, true))
         .map(|(_, _, cut)| cut.bytes)
         .sum::<usize>();
     let own_landing = own.as_ref().map_or(0, |_| root_side.block(me).bytes());

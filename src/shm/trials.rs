@@ -140,15 +140,17 @@ impl Trials {
             .classes
             .entry(class)
             .or_insert_with(|| ClassState::trying(per_path, None));
+        // A decided class whose calls ran out starts a new round of trials.
         if let ClassState::Decided { path, calls } = state {
-            if retry_after == 0 || *calls < retry_after {
-                *calls += 1;
-                return Plan::Use(*path);
+            if retry_after > 0 && *calls >= retry_after {
+                *state = ClassState::trying(per_path, Some(*path));
             }
-            *state = ClassState::trying(per_path, Some(*path));
         }
         match state {
-            ClassState::Decided { .. } => unreachable!("handled above"),
+            ClassState::Decided { path, calls } => {
+                *calls += 1;
+                Plan::Use(*path)
+            }
             ClassState::Trying { calls, .. } if *calls >= 2 * per_path => Plan::Decide,
             ClassState::Trying { calls, .. } => Plan::Try(if *calls % 2 == 0 {
                 StreamPath::Queues
@@ -192,12 +194,13 @@ impl Trials {
             StreamPath::Queues
         };
         let key = class(coll, bytes);
-        let before = match self.classes.get(&key) {
-            Some(ClassState::Trying { before, .. }) => *before,
+        let before = match self
+            .classes
+            .insert(key, ClassState::Decided { path, calls: 0 })
+        {
+            Some(ClassState::Trying { before, .. }) => before,
             _ => None,
         };
-        self.classes
-            .insert(key, ClassState::Decided { path, calls: 0 });
         let class = key.1;
         let again = match (before, self.retry_after) {
             (Some(before), calls) => format!(
