@@ -147,8 +147,9 @@ static void usage(FILE *f)
         "  --min-iters N     minimum measured iterations (default 5)\n"
         "  --max-iters N     maximum measured iterations (default 1000)\n"
         "  --min-warmup N    minimum warm-up iterations after the 4 probe\n"
-        "                    calls (default 6: 10 calls before measuring, as\n"
-        "                    OSU skips for large messages)\n"
+        "                    calls (default 16: 20 calls before measuring,\n"
+        "                    past sharm's trials of a size class; OSU skips\n"
+        "                    10 for large messages)\n"
         "  --max-warmup N    maximum warm-up iterations (default 20)\n"
         "  --root R          root rank for rooted collectives (default 0)\n"
         "  --data fresh|reuse  fresh: new pattern before every iteration\n"
@@ -237,7 +238,7 @@ static int parse_options(int argc, char **argv, options_t *o)
     o->budget_s = 0.2;
     o->min_iters = 5;
     o->max_iters = 1000;
-    o->min_warmup = 6;
+    o->min_warmup = 16;
     o->max_warmup = 20;
     parse_sizes("8,512,8K,64K,1M,4M", o);
 
@@ -1362,11 +1363,13 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
         est = 1e-7;
 
     /* Every rank derives the same counts from the same `est`.  At least
-     * `min_warmup` more calls before measuring, whatever the budget: OSU
-     * skips 10 calls of a large message, and a library that learns from
-     * its first calls (sharm's path trials take the first 9 of a size
-     * class, `src/shm/trials.rs`) is then measured as an application's
-     * loop sees it after those 10, as it is under OSU. */
+     * `min_warmup` more calls before measuring, whatever the budget: a
+     * library that learns from its first calls (sharm's trials take the
+     * first 9 calls of a size class for its path and, from 2 MiB in all,
+     * 9 more for its landing, `src/shm/trials.rs`) is then measured as an
+     * application's loop sees it once they are done.  OSU skips 10 calls
+     * of a large message, so its first measured calls of 2 MiB and more
+     * include sharm's landing trials. */
     int lo = o->min_warmup < o->max_warmup ? o->min_warmup : o->max_warmup;
     int warmup = clamp_int(0.1 * o->budget_s / est, lo, o->max_warmup);
     int iters = clamp_int(0.9 * o->budget_s / est, o->min_iters, o->max_iters);

@@ -83,6 +83,7 @@ static int param_nontemporal_far_latency = 0;
 static int param_single_copy_trials = 4;
 static int param_single_copy_retry_after = 1000;
 static size_t param_nontemporal_landing_min_size = 0; /* auto: kernels::isa::CacheCounted */
+static int param_nontemporal_landing_trials = 1;
 
 static int param_hier_mode = SHARM_HIER_AUTO;
 static int param_virtual_node_size = 0;
@@ -393,11 +394,12 @@ static void register_counters(void)
     /* Traffic of this process over all collectives, after the per-collective
      * counters (index 4 * SHARM_COLL_COUNT + k, the order of stats.rs's
      * Traffic): what the network levels sent through the PML, the part of it
-     * addressed to other nodes, and what went through shared-memory queues. */
-    static const char *const traffic_names[6] = {
+     * addressed to other nodes, what went through shared-memory queues, and
+     * what landed in receive buffers with non-temporal stores. */
+    static const char *const traffic_names[7] = {
         "pml_messages", "pml_bytes", "internode_messages",
-        "internode_bytes", "shm_messages", "shm_bytes"};
-    static const char *const traffic_helps[6] = {
+        "internode_bytes", "shm_messages", "shm_bytes", "nontemporal_bytes"};
+    static const char *const traffic_helps[7] = {
         "Messages this process sent through the PML for sharm (network groups, paper 003's "
         "Allgather, group set-up)",
         "Bytes this process sent through the PML for sharm",
@@ -406,8 +408,10 @@ static void register_counters(void)
         "Fragments this process published into shared-memory queues (single-copy offers "
         "included)",
         "Bytes this process published into shared-memory queues (an offer counts the bytes its "
-        "readers pull)"};
-    for (int k = 0; k < 6; ++k) {
+        "readers pull)",
+        "Bytes this process copied into receive buffers with non-temporal stores (streams' "
+        "fragments and its own blocks; coll_sharm_nontemporal_landing_min_size)"};
+    for (int k = 0; k < 7; ++k) {
         (void) mca_base_component_pvar_register(
             &sharm_component->collm_version, traffic_names[k], traffic_helps[k], OPAL_INFO_LVL_4,
             MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
@@ -586,6 +590,14 @@ static int sharm_register(void)
                   "0: auto, a third of the last-level cache CPUID reports, counted as at most "
                   "40 MiB under a hypervisor (a guest sees the host's whole cache)",
                   &param_nontemporal_landing_min_size);
+    register_int("nontemporal_landing_trials",
+                 "1: with a core per process and coll_sharm_nontemporal_landing_min_size auto, a "
+                 "Bcast, Gather, Scatter, Allgather(v) or Alltoall size class of at least 2 MiB in "
+                 "all times its copies into receive buffers with ordinary and with non-temporal "
+                 "stores, coll_sharm_single_copy_trials calls each after its path is decided, and "
+                 "keeps the faster (non-temporal only when at least 1/16 faster); 0: the size rule "
+                 "alone",
+                 NULL, OPAL_INFO_LVL_5, &param_nontemporal_landing_trials);
 
     {
         mca_base_var_enum_t *kernels = NULL;
@@ -651,6 +663,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->single_copy_trials = param_single_copy_trials;
     out->nontemporal_landing_min_size = param_nontemporal_landing_min_size;
     out->single_copy_retry_after = param_single_copy_retry_after;
+    out->nontemporal_landing_trials = param_nontemporal_landing_trials;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

@@ -335,7 +335,8 @@ fn allgather_copies_its_own_block_with_its_fills_on_a_core_each() {
 /// cache or more here (Allgather, Alltoall, a Gather root; in place too)
 /// lands every stream and own block non-temporally (every process says so
 /// once, at verbose 100), and every value still arrives; with half as much
-/// no process does.  np=2, the queues only.
+/// no process does.  np=2, the queues only, the size rule alone (the
+/// landing trials off: they would land the first calls both ways).
 #[test]
 fn calls_that_land_a_quarter_of_the_cache_land_non_temporally() {
     let said = "its streams and own block land non-temporally";
@@ -348,7 +349,11 @@ fn calls_that_land_a_quarter_of_the_cache_land_non_temporally() {
     };
     for (ints, expect) in [(enough, per_stream != usize::MAX), (enough / 2, false)] {
         let arg = format!("landing={ints}");
-        let out = queues_at_verbose_100(2, &[&arg]);
+        let out = queues_at_verbose_100_with(
+            2,
+            &[("coll_sharm_nontemporal_landing_trials", "0")],
+            &[&arg],
+        );
         assert!(mca_coll_sharm::kernels::copy::call_streams(2 * 4 * ints) == expect);
         let processes = out.matches(said).count();
         assert_eq!(processes, if expect { 2 } else { 0 }, "{arg}:\n{out}");
@@ -917,4 +922,94 @@ fn trials_off_or_out_of_range() {
     ] {
         assert!(out.contains(said), "reported:\n{out}");
     }
+}
+
+/// The collectives whose landing sharm tries (`shm::learned_path`).
+const LANDING_TRIED: [&str; 5] = [
+    "MPI_Bcast",
+    "MPI_Gather",
+    "MPI_Scatter",
+    "MPI_Allgather",
+    "MPI_Alltoall",
+];
+
+/// Under `coll_sharm_single_copy none` with 2 trial calls, each collective
+/// of at least 2 MiB in all whose copies into receive buffers sharm times
+/// both ways lands its first calls alternately cached and non-temporal,
+/// then keeps one: the checker's `landing_trials=2` mode requires it of the
+/// MPI_T counter `coll_sharm_nontemporal_bytes` around every call (what the
+/// process copies into its receive buffer, or nothing), and fails when the
+/// size rule lands them (it does not alternate).  Both processes say the
+/// same verdict for each at verbose 10.
+#[test]
+fn landing_is_tried_cached_and_non_temporal_then_kept() {
+    if cores() < 2 {
+        eprintln!("skipped: trials run only with a core per process");
+        return;
+    }
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_single_copy_trials", "2"),
+            ("coll_sharm_verbose", "10"),
+        ],
+        &[],
+        &["landing_trials=2"],
+    );
+    for op in LANDING_TRIED {
+        let said = verdicts(&out, op, "landing cached ");
+        assert!(
+            said[0].contains(" us, non-temporal ")
+                && said[0].contains("lower median of 2 calls each): landing ")
+                && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
+            "{out}"
+        );
+    }
+}
+
+/// `coll_sharm_nontemporal_landing_trials 0`, or a landing size set by
+/// `coll_sharm_nontemporal_landing_min_size`, leaves the landing to the
+/// size rule: no landing verdict, and the checker's calls each land one
+/// way (its `landing_trials=0` mode: all calls alike).  A value other than
+/// 0 or 1 is reported and replaced by 1 (the checker then requires the
+/// default 4 trial calls each way).
+#[test]
+fn landing_trials_off_or_out_of_range() {
+    for off in [
+        ("coll_sharm_nontemporal_landing_trials", "0"),
+        ("coll_sharm_nontemporal_landing_min_size", "1073741824"),
+    ] {
+        let out = run(
+            2,
+            "any",
+            &[
+                ("coll_sharm_single_copy", "none"),
+                ("coll_sharm_single_copy_trials", "2"),
+                ("coll_sharm_verbose", "10"),
+                off,
+            ],
+            &[],
+            &["landing_trials=0"],
+        );
+        assert!(
+            !out.contains("landing cached "),
+            "{off:?}: no trials:\n{out}"
+        );
+    }
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "none"),
+            ("coll_sharm_nontemporal_landing_trials", "7"),
+        ],
+        &[],
+        &["landing_trials=4"],
+    );
+    assert!(
+        out.contains("coll_sharm_nontemporal_landing_trials: 7 is neither 0 nor 1; using 1"),
+        "reported:\n{out}"
+    );
 }

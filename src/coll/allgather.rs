@@ -76,8 +76,8 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
         .map(|(_, _, cut)| cut.bytes)
         .sum::<usize>()
         + own.map_or(0, |_| all.block(me).bytes());
-    let stream = sh.land_call(landing);
-    let own_copy = SelfCopy::new(own, all.block(me)).streaming(stream);
+    let stores = sh.land_call(landing);
+    let own_copy = SelfCopy::new(own, all.block(me)).landing(stores);
     let done = exchange(sh, (&mut src, mine_cut), &mut sinks, op, own_copy);
     sh.recycle(sinks);
     done
@@ -116,7 +116,7 @@ pub(crate) fn small(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> O
     let op = sh.next_op();
     let len = sent.bytes();
     small::publish(sh, &sent, sh.cut(len).pos(op, 0), Readers::AllOthers);
-    let copied = own.is_none_or(|from| from.copy_to(&mine, false));
+    let copied = own.is_none_or(|from| from.copy_to(&mine, sh.landing()));
     for r in rotation(me, p) {
         let block = all.block(r);
         small::take(sh, r, sh.cut(block.bytes()).pos(op, 0), &block);

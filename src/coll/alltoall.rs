@@ -252,7 +252,7 @@ fn small(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<bool> {
     for (j, to) in rotation(me, p).enumerate() {
         small::publish(sh, &send.block(to), cut.pos(op, j), Readers::One(to));
     }
-    let copied = send.block(me).copy_to(&recv.block(me), false);
+    let copied = send.block(me).copy_to(&recv.block(me), sh.landing());
     for k in 1..p {
         let w = (me + p - k) % p;
         small::take(sh, w, cut.pos(op, k - 1), &recv.block(w));
@@ -309,7 +309,7 @@ fn small_pairwise(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<b
     };
     if p - 1 <= sh.queues.layout().s {
         (1..p).for_each(|k| publish(sh, k));
-        let copied = send.block(me).copy_to(&recv.block(me), false);
+        let copied = send.block(me).copy_to(&recv.block(me), sh.landing());
         (1..p).for_each(|k| take(sh, k));
         return Some(copied);
     }
@@ -317,7 +317,7 @@ fn small_pairwise(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<b
         publish(sh, k);
         take(sh, k);
     }
-    Some(send.block(me).copy_to(&recv.block(me), false))
+    Some(send.block(me).copy_to(&recv.block(me), sh.landing()))
 }
 
 /// The express lane's Alltoall (`dispatch::express`, which settled that
@@ -348,8 +348,8 @@ fn pairwise(
 ) -> bool {
     let (me, p) = (sh.me, sh.p);
     let rounds = Rounds::take(sh);
-    let stream = sh.land_call(landing);
-    let mut own_copy = own_copy.streaming(stream);
+    let stores = sh.land_call(landing);
+    let mut own_copy = own_copy.landing(stores);
     let mut offers = Offers::default();
     let mut outcome = Outcome::default();
     if publishes_first(sh, sources, rounds) {
@@ -741,8 +741,8 @@ fn linear_exchange(
     let cut = sh.cut(block_bytes);
     let per_block = cut.count();
     let op = sh.next_op();
-    let stream = sh.land_call(landing);
-    let mut own_copy = own_copy.streaming(stream);
+    let stores = sh.land_call(landing);
+    let mut own_copy = own_copy.landing(stores);
     let total = (p - 1) * per_block;
     let lag = cut.lag(sh.queues.layout().s, total);
     let mut outgoing = sh.peer_streams();

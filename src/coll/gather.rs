@@ -152,7 +152,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
         .map(|(_, _, cut)| cut.bytes)
         .sum::<usize>();
     let own_landing = own.as_ref().map_or(0, |_| root_side.block(me).bytes());
-    let stream = sh.land_call(landing + own_landing);
+    let stores = sh.land_call(landing + own_landing);
     // The places of the blocks their senders write: offered before anything
     // else, so that the senders copy while we copy our own block.
     let mut landings: Vec<(usize, Pos, Landing)> = Vec::new();
@@ -169,7 +169,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
             landings.len()
         );
     }
-    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), stream));
+    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), stores));
     let mut received = receive_all(sh, &mut sinks, first, true);
     for (k, pos, landing) in &landings {
         let r = sinks[*k].0;
@@ -221,7 +221,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         sh.send_all(&mut src, sh.cut(block.bytes()), round(r), Readers::One(r));
     }
     // Our own block while the receivers copy or pull theirs.
-    let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false));
+    let copied = own.is_none_or(|dst| root_side.block(me).copy_to(&dst, sh.landing()));
     offers.settle(sh);
     copied
 }
@@ -289,7 +289,7 @@ pub(crate) fn small_gather(
         small::publish(sh, &own, pos, Readers::One(root));
         return Some(true);
     }
-    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), false));
+    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), sh.landing()));
     for r in rotation(me, p) {
         let block = root_side.block(r);
         small::take(sh, r, sh.cut(block.bytes()).pos(first, 0), &block);
@@ -324,5 +324,5 @@ pub(crate) fn small_scatter(
         let pos = sh.cut(block.bytes()).pos(first + r as u64, 0);
         small::publish(sh, &block, pos, Readers::One(r));
     }
-    Some(own.is_none_or(|dst| root_side.block(me).copy_to(&dst, false)))
+    Some(own.is_none_or(|dst| root_side.block(me).copy_to(&dst, sh.landing())))
 }

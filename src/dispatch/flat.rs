@@ -23,8 +23,8 @@ pub fn run(sh: &mut Shared, args: &Args) -> bool {
     ok
 }
 
-/// The collective and bytes in all by which a call's path is tried and
-/// learned (`shm::trials`): the calls with a single-copy path whose bytes
+/// The collective and bytes in all by which a call's path and landing are
+/// tried and learned (`shm::trials`): the calls with a single-copy path whose bytes
 /// every process knows alike.  Not the Scans and Reduce_scatter (no
 /// single-copy path), nor the v-variants whose counts only some processes
 /// know (their blocks keep the set-up floors); an Allgatherv's counts are

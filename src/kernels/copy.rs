@@ -14,6 +14,8 @@
 //!   destination line from memory, a third of the traffic of a copy that
 //!   runs at memory speed anyway.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 #[cfg(target_arch = "x86_64")]
 use super::isa;
 use super::isa::Isa;
@@ -312,6 +314,32 @@ pub fn streams(bytes: usize) -> bool {
     bytes >= super::isa::stream_threshold()
 }
 
+/// Which stores a call's copies into receive buffers use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Landing {
+    /// Non-temporal stores from a size on ([`streams`]).
+    #[default]
+    BySize,
+    /// Non-temporal stores whatever the size: the call lands too much to
+    /// stay cached ([`call_streams`]), or its size class learned that this
+    /// is faster (`shm::trials`).
+    Stream,
+    /// Ordinary stores whatever the size: the size class learned that this
+    /// is faster (`shm::trials`).
+    Cache,
+}
+
+impl Landing {
+    /// Whether a copy of `bytes` bytes lands with `copy_streaming`.
+    pub fn streams(self, bytes: usize) -> bool {
+        match self {
+            Landing::BySize => streams(bytes),
+            Landing::Stream => true,
+            Landing::Cache => false,
+        }
+    }
+}
+
 /// Whether every stream and own block of a call in which this process
 /// lands `landing` bytes in all should land with `copy_streaming`: from a
 /// quarter of the last-level cache (`streams` asks a third for one stream).
@@ -342,6 +370,31 @@ pub fn call_streams_from() -> usize {
     }
 }
 
+/// Bytes this process copied into receive buffers with non-temporal stores
+/// ([`land_streaming`]; MPI_T `coll_sharm_nontemporal_bytes`, read by
+/// `ompi::stats`).  One process-wide counter, not one per thread as
+/// `ompi::stats` keeps: it is bumped once per copy of a fragment or a
+/// whole block, after the copy's store fence has drained the stores a
+/// locked add would otherwise wait for.
+static LANDED_NONTEMPORAL: AtomicU64 = AtomicU64::new(0);
+
+/// [`LANDED_NONTEMPORAL`]'s count.
+pub fn landed_nontemporal() -> u64 {
+    LANDED_NONTEMPORAL.load(Ordering::Relaxed)
+}
+
+/// `copy_streaming` of a copy into a receive buffer, counted in
+/// [`LANDED_NONTEMPORAL`].
+///
+/// # Safety
+/// As `copy_streaming`.
+pub unsafe fn land_streaming(dst: *mut u8, src: *const u8, len: usize) {
+    // SAFETY: forwarded contract.
+    unsafe { copy_streaming(dst, src, len) };
+    // Relaxed: a count, which orders nothing.
+    LANDED_NONTEMPORAL.fetch_add(len as u64, Ordering::Relaxed);
+}
+
 /// Copies `len` bytes from `src` to `dst` within one process, as
 /// `ptr::copy` (the ranges may overlap), with non-temporal stores when they
 /// do not overlap and the copy is too large to stay cached with its source
@@ -354,16 +407,16 @@ pub fn call_streams_from() -> usize {
 /// 5298/4949 us, Alltoall 5912/5592 -> 5668/5003, Gather 3008/3230 ->
 /// 2888/2787 and Scatter 3045/3076 -> 2477/2511.  Streaming from 1 MiB
 /// instead lost up to 2x at 1-4 MiB, where the block stays in the cache.
-/// `stream`: stream whatever the length (`call_streams` said so for the
-/// whole call).
+/// `landing`: the call's choice ([`Landing`]; `Stream` when
+/// `call_streams` said so for the whole call).
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes.
-pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize, stream: bool) -> bool {
+pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize, landing: Landing) -> bool {
     let apart = src as usize + len <= dst as usize || dst as usize + len <= src as usize;
-    if apart && (stream || streams(len)) {
+    if apart && landing.streams(len) {
         // SAFETY: forwarded contract; the ranges do not overlap.
-        unsafe { copy_streaming(dst, src, len) };
+        unsafe { land_streaming(dst, src, len) };
         true
     } else if apart {
         // SAFETY: forwarded contract; the ranges do not overlap.
@@ -412,7 +465,7 @@ pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{copy, copy_local, copy_streaming, Isa};
+    use super::{copy, copy_local, copy_streaming, Isa, Landing};
 
     /// `copy_twice` and its vector loops: lengths around the loops' edges
     /// (one, two and three vectors and their neighbours), destinations
@@ -524,30 +577,39 @@ mod tests {
         if n == usize::MAX {
             let (src, mut dst) = (vec![7u8; 4096], vec![0u8; 4096]);
             // SAFETY: both vectors hold 4096 bytes.
-            assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, false) });
+            assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, Landing::BySize) });
             assert_eq!(src, dst);
             return;
         }
         let src: Vec<u8> = (0..n).map(|i| (i % 251) as u8).collect();
         let mut dst = vec![0u8; n];
+        let landed = super::landed_nontemporal();
         // SAFETY: both vectors hold n bytes.
-        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, false) });
+        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, Landing::BySize) });
         assert_eq!(src, dst);
+        // Counted (other tests may count concurrently: at least these).
+        assert!(super::landed_nontemporal() - landed >= n as u64);
         // Overlapping by a few bytes, both ways: memmove's result.
         let mut both: Vec<u8> = (0..n + 64).map(|i| (i % 253) as u8).collect();
         let expect: Vec<u8> = both[..n].to_vec();
         let p = both.as_mut_ptr();
         // SAFETY: [p, p + n) and [p + 64, p + 64 + n) lie within `both`.
-        assert!(!unsafe { copy_local(p.add(64), p, n, true) });
+        assert!(!unsafe { copy_local(p.add(64), p, n, Landing::Stream) });
         assert_eq!(&both[64..], &expect[..]);
         let expect: Vec<u8> = both[64..].to_vec();
         // SAFETY: as above.
-        assert!(!unsafe { copy_local(p, p.add(64), n, true) });
+        assert!(!unsafe { copy_local(p, p.add(64), n, Landing::Stream) });
         assert_eq!(&both[..n], &expect[..]);
-        // A short copy streams when its call asks (`call_streams`).
+        // A short copy streams when its call asks (`call_streams`), and a
+        // long one stays cached when its call asks that (`shm::trials`).
         let (src, mut dst) = (vec![9u8; 4096], vec![0u8; 4096]);
         // SAFETY: both vectors hold 4096 bytes.
-        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, true) });
+        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, Landing::Stream) });
+        assert_eq!(src, dst);
+        let src: Vec<u8> = (0..n).map(|i| (i % 241) as u8).collect();
+        let mut dst = vec![0u8; n];
+        // SAFETY: both vectors hold n bytes.
+        assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, Landing::Cache) });
         assert_eq!(src, dst);
     }
 

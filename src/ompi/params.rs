@@ -259,6 +259,9 @@ pub struct Params {
     /// non-temporal stores (`coll_sharm_nontemporal_landing_min_size`;
     /// None: auto, `kernels::isa::stream_threshold`).
     pub nontemporal_landing_min_size: Option<usize>,
+    /// Whether large size classes try their landing too
+    /// (`coll_sharm_nontemporal_landing_trials`, `shm::trials`).
+    pub nontemporal_landing_trials: bool,
     /// Who combines reduction operands (`coll_sharm_reduction_kernels`).
     pub reduction_kernels: KernelSource,
 }
@@ -347,6 +350,16 @@ impl Params {
             nontemporal_landing_min_size: match raw.nontemporal_landing_min_size {
                 0 => None,
                 n => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            },
+            nontemporal_landing_trials: match raw.nontemporal_landing_trials {
+                0 => false,
+                1 => true,
+                n => {
+                    say_once(format!(
+                        "coll_sharm_nontemporal_landing_trials: {n} is neither 0 nor 1; using 1"
+                    ));
+                    true
+                }
             },
         }
     }

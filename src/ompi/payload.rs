@@ -2,7 +2,7 @@
 //! anything else goes through Open MPI's convertor.  Processes may use
 //! different datatypes with the same type signature; the stream is the same.
 
-use crate::kernels::copy;
+use crate::kernels::copy::{self, Landing};
 use crate::ompi::dtype::{self, Movement};
 use crate::ompi::ffi::{self, Convertor, Dtype, DtypeInfo};
 
@@ -86,9 +86,9 @@ impl TypedBuf {
     }
 
     /// Copies this buffer into `dst` within this process (send-to-self);
-    /// `stream`: with non-temporal stores whatever its size, when the two
-    /// are one byte range each (`copy::copy_local`).
-    pub fn copy_to(&self, dst: &TypedBuf, stream: bool) -> bool {
+    /// `landing`: which stores, when the two are one byte range each
+    /// (`copy::copy_local`).
+    pub fn copy_to(&self, dst: &TypedBuf, landing: Landing) -> bool {
         // Both sides one byte range of the same length (a process's own
         // block in Gather, Allgather, Alltoall, Scatter, almost always):
         // one copy (`copy_local`).  Open MPI's ompi_datatype_sndrcv runs its datatype
@@ -97,7 +97,7 @@ impl TypedBuf {
         if let Some((from, to, n)) = self.byte_ranges_to(dst) {
             // SAFETY: the application's buffers hold `n` bytes each at
             // those addresses (they may overlap: `copy_local` allows it).
-            unsafe { copy::copy_local(to, from, n, stream) };
+            unsafe { copy::copy_local(to, from, n, landing) };
             return true;
         }
         // SAFETY: the application's buffers, valid for the call.
@@ -145,8 +145,8 @@ impl TypedBuf {
 pub struct SelfCopy {
     pending: Option<(TypedBuf, TypedBuf)>,
     ok: bool,
-    /// Stream the copy whatever its size (`streaming`).
-    stream: bool,
+    /// Which stores the copy uses (`landing`).
+    landing: Landing,
 }
 
 impl SelfCopy {
@@ -155,7 +155,7 @@ impl SelfCopy {
         SelfCopy {
             pending: from.map(|f| (f, to)),
             ok: true,
-            stream: false,
+            landing: Landing::BySize,
         }
     }
 
@@ -164,14 +164,13 @@ impl SelfCopy {
         SelfCopy {
             pending: None,
             ok: true,
-            stream: false,
+            landing: Landing::BySize,
         }
     }
 
-    /// The same copy with non-temporal stores whatever its size, when
-    /// `stream` (its call lands enough: `copy::call_streams`).
-    pub fn streaming(self, stream: bool) -> SelfCopy {
-        SelfCopy { stream, ..self }
+    /// The same copy with the stores its call chose (`Shared::landing`).
+    pub fn landing(self, landing: Landing) -> SelfCopy {
+        SelfCopy { landing, ..self }
     }
 
     /// Hands the copy over to a sender that reads the block from `src`
@@ -185,7 +184,7 @@ impl SelfCopy {
         let (from_addr, to_addr, n) = from.byte_ranges_to(to)?;
         let apart = from_addr as usize + bytes <= to_addr as usize
             || to_addr as usize + bytes <= from_addr as usize;
-        let fits = n == bytes && !self.stream && !copy::streams(bytes);
+        let fits = n == bytes && !self.landing.streams(bytes);
         if !(std::ptr::eq(from_addr, src) && apart && fits) {
             return None;
         }
@@ -196,7 +195,7 @@ impl SelfCopy {
     /// Copies now, unless done already.
     pub fn run(&mut self) {
         if let Some((from, to)) = self.pending.take() {
-            self.ok = from.copy_to(&to, self.stream);
+            self.ok = from.copy_to(&to, self.landing);
         }
     }
 

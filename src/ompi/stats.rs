@@ -4,14 +4,16 @@
 //! and `coll_sharm_<op>_single_copy` (index = 3·COLLS + op, after the others);
 //! then the traffic counters of this process, over all collectives
 //! (index = 4·COLLS + `Traffic`): messages and bytes sent through Open MPI's
-//! PML, the part of them addressed to another node, and fragments and bytes
-//! published into shared-memory queues (or offered there for single copy).
+//! PML, the part of them addressed to another node, fragments and bytes
+//! published into shared-memory queues (or offered there for single copy),
+//! and bytes copied into receive buffers with non-temporal stores.
 //! The benchmark reads them before and after each measurement to show how
 //! much each level of the hierarchy carried.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use crate::kernels::copy;
 use crate::ompi::call::{Coll, COLLS};
 
 /// Kinds of counter per collective, in the glue's order.
@@ -26,9 +28,11 @@ enum Traffic {
     InterNodeBytes,
     ShmMessages,
     ShmBytes,
+    /// Kept by `kernels::copy`, where the copies are made.
+    NontemporalBytes,
 }
 
-const TRAFFIC: usize = 6;
+const TRAFFIC: usize = 7;
 
 /// Every counter, by MPI_T index: served/fallback/hierarchical per
 /// collective, single copy per collective, then the traffic counters.
@@ -154,6 +158,10 @@ pub fn shm_published(bytes: usize) {
 pub fn read(index: usize) -> u64 {
     if index >= TOTAL {
         return 0;
+    }
+    if index == traffic(Traffic::NontemporalBytes) {
+        // Counted where the copies are made, below this layer.
+        return copy::landed_nontemporal();
     }
     let threads = THREADS
         .lock()

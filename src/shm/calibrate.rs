@@ -547,10 +547,10 @@ fn time_exchanges(sh: &mut Shared, buf: &mut Buffers, first: u64, peer: usize, l
         };
         let started = Instant::now();
         let mut sink = Payload::Contiguous(dst.as_mut_ptr());
-        let stream = sh.land_call(if single { bytes } else { 2 * bytes });
+        let stores = sh.land_call(if single { bytes } else { 2 * bytes });
         let (own, src_at) = (own.as_mut_ptr(), src.as_ptr());
         // SAFETY: `own` and `src` are separate vectors of >= `bytes` bytes.
-        let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stream) };
+        let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stores) };
         if single {
             // In `allgather::exchange`'s order: offer, pull, own copy.
             let pos = sh.offer(src.as_ptr(), bytes, op, Readers::One(peer));
@@ -563,6 +563,9 @@ fn time_exchanges(sh: &mut Shared, buf: &mut Buffers, first: u64, peer: usize, l
             let mut source = Payload::Contiguous(src.as_ptr() as *mut u8);
             let cut = sh.cut(bytes);
             let lag = cut.lag(sh.queues.layout().s, cut.count());
+            // As `SelfCopy::hand_over`: a streamed own block is not handed
+            // to the sending copy.
+            let stream = stores.streams(bytes);
             for step in 0..cut.count() + lag {
                 if step < cut.count() && stream {
                     sh.send(&mut source, cut, op, step, Readers::One(peer));
@@ -625,10 +628,10 @@ fn time_gathers(sh: &mut Shared, buf: &mut Buffers, first: u64, label: &str) -> 
             let (own, dst) = all[..2 * bytes].split_at_mut(bytes);
             // As `coll::gather` at the root: the call's landing decides
             // whether both blocks land non-temporally.
-            let stream = sh.land_call(if single { bytes } else { 2 * bytes });
+            let stores = sh.land_call(if single { bytes } else { 2 * bytes });
             let (own, src_at) = (own.as_mut_ptr(), src.as_ptr());
             // SAFETY: `own` and `src` are separate vectors of >= `bytes` bytes.
-            let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stream) };
+            let own_copy = || unsafe { copy::copy_local(own, src_at, bytes, stores) };
             if single {
                 let pos = sh.offer(dst.as_ptr(), bytes, op + 1, Readers::One(1));
                 own_copy();

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use tracing::{debug, info, trace, warn};
 
-use crate::kernels::copy;
+use crate::kernels::copy::{self, Landing};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::CombinerMemo;
 use crate::ompi::ffi::{self, Crowding, RawParams};
@@ -76,6 +76,10 @@ pub struct Shared {
     /// tried or decided (`trials`; set and cleared by the dispatcher around
     /// the call); None: the floors of `single` decide.
     pub call_path: Option<StreamPath>,
+    /// The stores the current call lands with when its size class is tried
+    /// or decided (`trials`; set and cleared as `call_path`); `BySize`:
+    /// the size rules decide (`land_call`, `copy::streams`).
+    pub call_landing: Landing,
     /// The size classes' trials of single copy against the queues.
     pub trials: Trials,
     /// The `coll_sharm_<op>_rules` every process agreed on (rank 0's).
@@ -277,6 +281,7 @@ impl Shared {
             single: None,
             single_used: false,
             call_path: None,
+            call_landing: Landing::BySize,
             trials: Trials::new(params.single_copy_trials, params.single_copy_retry_after),
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
@@ -293,8 +298,10 @@ impl Shared {
     /// Says that this process lands `bytes` in receive buffers by its own
     /// copies over the current call (its streams through the queues and
     /// its own block), after the call's operation numbers were taken;
-    /// returns whether the call therefore streams (`copy::call_streams`).
-    /// Only with a core per process: the measurements behind it were made
+    /// returns the stores the call's copies then use (`landing`): all
+    /// non-temporal when the call lands enough (`copy::call_streams`),
+    /// unless its size class learned otherwise (`call_landing`).  Only with
+    /// a core per process: the measurements behind the size rule were made
     /// there.
     ///
     /// Why not the blocks that go by single copy: the kernel copies them
@@ -303,15 +310,26 @@ impl Shared {
     /// block counted (8 MiB landed, so the root's own block streamed): the
     /// trials timed 866 and 1253 us against 674 and 752 without, and then
     /// took the queues (2026-11-30, verbose 10, two launches each).
-    pub fn land_call(&mut self, bytes: usize) -> bool {
-        let stream = !self.crowded() && copy::call_streams(bytes);
+    pub fn land_call(&mut self, bytes: usize) -> Landing {
+        let stream =
+            self.call_landing == Landing::BySize && !self.crowded() && copy::call_streams(bytes);
         self.streaming_call = stream;
         if stream && !CALL_STREAMS_SAID.swap(true, Ordering::Relaxed) {
             trace!(
                 "a call lands {bytes} bytes here: its streams and own block land non-temporally"
             );
         }
-        stream
+        self.landing()
+    }
+
+    /// The stores the current call's copies into receive buffers use: its
+    /// size class's choice (`call_landing`), else every copy non-temporal
+    /// once `land_call` said so, else by each copy's size.
+    pub fn landing(&self) -> Landing {
+        match self.call_landing {
+            Landing::BySize if self.streaming_call => Landing::Stream,
+            chosen => chosen,
+        }
     }
 
     /// Number of the next collective phase; identical on every process.
@@ -734,7 +752,7 @@ impl Shared {
         offset: usize,
         frag: Incoming,
     ) {
-        let stream = self.streaming_call || copy::streams(bytes);
+        let stream = self.landing().streams(bytes);
         // SAFETY: forwarded contract.
         unsafe { land(payload, stream, offset, frag.data, frag.len) };
         self.heard(from, &frag);
@@ -765,9 +783,9 @@ impl Shared {
 static CALL_STREAMS_SAID: AtomicBool = AtomicBool::new(false);
 
 /// Stores `len` bytes from `src` at offset `offset` of the stream `payload`:
-/// a contiguous destination with non-temporal stores when `stream` (a stream
-/// too large to stay cached, `copy::streams`, or a call that lands too much
-/// for it to, `Shared::land_call`), anything else as `Payload::write`.
+/// a contiguous destination with non-temporal stores when `stream` (the
+/// call's `Shared::landing` for a stream of its size), anything else as
+/// `Payload::write`.
 ///
 /// # Safety
 /// As `Payload::write`.
@@ -775,7 +793,7 @@ pub unsafe fn land(payload: &mut Payload, stream: bool, offset: usize, src: *con
     match payload {
         // SAFETY: a contiguous destination holds the whole stream.
         Payload::Contiguous(base) if stream => unsafe {
-            copy::copy_streaming(base.add(offset), src, len)
+            copy::land_streaming(base.add(offset), src, len)
         },
         // SAFETY: forwarded contract.
         _ => unsafe { payload.write(offset, src, len) },

@@ -1,17 +1,19 @@
-//! Runs a large call on the path its size class learned (`trials`): tried,
-//! decided, or left to the set-up floors; and the one collective step the
-//! trials add, sharing every process's times.  Methods of the channel, kept
+//! Runs a large call on the route its size class learned (`trials`): its
+//! path and its landing, tried, decided, or left to the set-up floors and
+//! the size rules; and the one collective step the trials add, sharing
+//! every process's times.  Methods of the channel, kept
 //! apart from the trials' state that the channel owns (`trials`).
 
 use std::time::Instant;
 
 use tracing::debug;
 
+use crate::kernels::copy::Landing;
 use crate::ompi::call::Coll;
 use crate::ompi::params::SingleCopyMode;
 use crate::shm::channel::Shared;
 use crate::shm::queue::{Pos, Readers};
-use crate::shm::trials::{Plan, SINGLE_FLOOR};
+use crate::shm::trials::{Asks, Plan, Route, LANDING_TRIALS_FROM, SINGLE_FLOOR};
 
 impl Shared {
     /// Whether this channel's large calls learn their path at all: under
@@ -23,47 +25,73 @@ impl Shared {
             && !self.crowded()
     }
 
-    /// Runs `call` on the path its size class takes: tried, decided, or
-    /// left to the floors (`trials`).  `coll` and `bytes` (its bytes in
-    /// all, `Args::shared_bytes`) must be what every process of the channel
-    /// passes for the same call.  Only with single copy set up under
-    /// `auto`, on a node with a core per process, from the single-copy
-    /// floor `coll_sharm_single_copy_min_size`.
+    /// What the call `coll` of `bytes` bytes in all asks to be tried: its
+    /// path, with single copy set up under `auto` from the single-copy
+    /// floor; its landing, for the collectives whose copies into receive
+    /// buffers are plain copies (a reduction's result is its fold's, read
+    /// again within the call) from [`LANDING_TRIALS_FROM`], unless the
+    /// parameters fix the landing.  Both only with a core per process.
+    fn asks(&self, coll: Coll, bytes: u64) -> Asks {
+        let path = self.trials_apply()
+            && self.single.is_some()
+            && bytes >= self.params.single_copy_min_size.max(SINGLE_FLOOR) as u64;
+        let copies = matches!(
+            coll,
+            Coll::Bcast
+                | Coll::Gather
+                | Coll::Scatter
+                | Coll::Allgather
+                | Coll::Allgatherv
+                | Coll::Alltoall
+        );
+        let landing = copies
+            && bytes >= LANDING_TRIALS_FROM
+            && self.params.single_copy_trials > 0
+            && self.params.nontemporal_landing_trials
+            && self.params.nontemporal_landing_min_size.is_none()
+            && !self.crowded();
+        Asks { path, landing }
+    }
+
+    /// Runs `call` on the route its size class takes: tried, decided, or
+    /// left to the floors and size rules (`trials`).  `coll` and `bytes`
+    /// (its bytes in all, `Args::shared_bytes`) must be what every process
+    /// of the channel passes for the same call.
     pub fn on_learned_path(
         &mut self,
         coll: Coll,
         bytes: u64,
         call: impl FnOnce(&mut Shared) -> bool,
     ) -> bool {
-        let tried = self.trials_apply()
-            && self.single.is_some()
-            && bytes >= self.params.single_copy_min_size.max(SINGLE_FLOOR) as u64;
-        if !tried {
-            return call(self);
-        }
-        let path = match self.trials.plan(coll, bytes) {
+        let route = match self.trials.plan(coll, bytes, self.asks(coll, bytes)) {
             Plan::Floors => return call(self),
-            Plan::Use(path) => path,
-            Plan::Try(path) => {
-                self.call_path = Some(path);
+            Plan::Use(route) => route,
+            Plan::Try(route) => {
                 let started = Instant::now();
-                let ok = call(self);
+                let ok = self.on_route(route, call);
                 let ns = started.elapsed().as_nanos() as u64;
-                self.call_path = None;
-                self.trials.took(coll, bytes, path, ns);
+                self.trials.took(coll, bytes, ns);
                 return ok;
             }
             Plan::Decide => {
                 let mine = self.trials.medians(coll, bytes);
                 let all = self.share_medians(mine);
-                let (path, line) = self.trials.decide(coll, bytes, &all);
+                let (route, line) = self.trials.decide(coll, bytes, &all);
                 debug!("{line}");
-                path
+                route
             }
         };
-        self.call_path = Some(path);
+        self.on_route(route, call)
+    }
+
+    /// Runs `call` with its streams on `route` (`call_path`,
+    /// `call_landing`), and clears the route after it.
+    fn on_route(&mut self, route: Route, call: impl FnOnce(&mut Shared) -> bool) -> bool {
+        self.call_path = route.path;
+        self.call_landing = route.landing;
         let ok = call(self);
         self.call_path = None;
+        self.call_landing = Landing::BySize;
         ok
     }
 

@@ -8,14 +8,15 @@
  * "queues", and never for a small call (below the min size the tests set:
  * 4096 bytes).
  *
- *   single_copy_check cma|queues|any|crowded [undumpable|trials=T|...]
+ *   single_copy_check cma|queues|any|crowded [undumpable|trials=T|landing_trials=T|...]
  *
  * ("trials=T": each collective whose path sharm learns from its first calls
  * is called 2T + 3 times; its counter must move in calls 1, 3, ..., 2T - 1
  * only, and from call 2T on in all or none.  "trials=T,R": with
  * coll_sharm_single_copy_retry_after R, 2T + 1 + R + 2T + 3 times: the R
  * calls after the deciding one keep its path, then the class is tried
- * again as at first and decides again.)
+ * again as at first and decides again.  "landing_trials=T": the landing
+ * trials, see test_landing_trials.)
  * ("any": results only, e.g. when a calibration chose the path; "crowded":
  * every Scatter, small ones included, and Alltoalls of 1 MiB blocks must
  * move the counter, the other operations are not checked: more processes
@@ -53,10 +54,8 @@ static int crowded_pulls;
 /* ---- MPI_T: coll_sharm_<op>_single_copy ---- */
 static MPI_T_pvar_session session;
 
-static MPI_T_pvar_handle pvar(const char *op)
+static MPI_T_pvar_handle pvar_named(const char *want)
 {
-    char want[128];
-    snprintf(want, sizeof(want), "coll_sharm_%s_single_copy", op);
     int n;
     MPI_T_pvar_get_num(&n);
     for (int i = 0; i < n; i++) {
@@ -76,6 +75,14 @@ static MPI_T_pvar_handle pvar(const char *op)
     fprintf(stderr, "rank %d: no MPI_T variable %s (is sharm loaded?)\n", rank, want);
     MPI_Abort(MPI_COMM_WORLD, 2);
     return MPI_T_PVAR_HANDLE_NULL;
+}
+
+/* coll_sharm_<op>_single_copy */
+static MPI_T_pvar_handle pvar(const char *op)
+{
+    char want[128];
+    snprintf(want, sizeof(want), "coll_sharm_%s_single_copy", op);
+    return pvar_named(want);
 }
 
 static unsigned long long read_pvar(MPI_T_pvar_handle h)
@@ -527,14 +534,16 @@ static void test_reductions(int n, int large)
  * N ints a block (at least the 256 KiB single-copy floor in all), root 0,
  * its result checked. */
 enum { TRIAL_INTS = 70001 };
+/* Ints a block in the calls tried: TRIAL_INTS, or more for the landing. */
+static long trial_ints = TRIAL_INTS;
 
 static void trial_bcast(void)
 {
-    int *buf = malloc(sizeof(int) * TRIAL_INTS);
-    for (int i = 0; i < TRIAL_INTS; i++)
+    int *buf = malloc(sizeof(int) * trial_ints);
+    for (int i = 0; i < trial_ints; i++)
         buf[i] = rank == 0 ? val(0, i) : -1;
-    MPI_Bcast(buf, TRIAL_INTS, MPI_INT, 0, MPI_COMM_WORLD);
-    for (int i = 0; i < TRIAL_INTS; i++)
+    MPI_Bcast(buf, trial_ints, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < trial_ints; i++)
         if (buf[i] != val(0, i)) {
             CHECK(0, "trial bcast: [%d] = %d", i, buf[i]);
             break;
@@ -545,17 +554,17 @@ static void trial_bcast(void)
 /* Reduce (`all` 0) or Allreduce (1) of MPI_SUM over every rank's val(r, i). */
 static void trial_reduction(int all)
 {
-    int *in = malloc(sizeof(int) * TRIAL_INTS), *out = malloc(sizeof(int) * TRIAL_INTS);
-    for (int i = 0; i < TRIAL_INTS; i++) {
+    int *in = malloc(sizeof(int) * trial_ints), *out = malloc(sizeof(int) * trial_ints);
+    for (int i = 0; i < trial_ints; i++) {
         in[i] = val(rank, i);
         out[i] = -1;
     }
     if (all)
-        MPI_Allreduce(in, out, TRIAL_INTS, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(in, out, trial_ints, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     else
-        MPI_Reduce(in, out, TRIAL_INTS, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(in, out, trial_ints, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (all || rank == 0)
-        for (int i = 0; i < TRIAL_INTS; i++) {
+        for (int i = 0; i < trial_ints; i++) {
             int want = 0;
             for (int r = 0; r < size; r++)
                 want += val(r, i);
@@ -576,7 +585,7 @@ static void trial_allreduce(void) { trial_reduction(1); }
  * of rank s holds val(s * size + r, i) where there are blocks per peer. */
 static void trial_movement(int kind)
 {
-    long n = TRIAL_INTS;
+    long n = trial_ints;
     int *send = malloc(sizeof(int) * n * size), *recv = malloc(sizeof(int) * n * size);
     for (int r = 0; r < size; r++)
         for (long i = 0; i < n; i++) {
@@ -660,13 +669,63 @@ static void test_trials(int T, int R)
     tried("alltoall", T, R, trial_alltoall);
 }
 
+/* ---- "landing=T": the landing trials (`src/shm/trials.rs`) ----
+ * Under coll_sharm_single_copy none only the landing is tried: each of the
+ * collectives whose copies into receive buffers sharm times both ways, of
+ * at least 2 MiB in all, is called 2T + 3 times.  Around each call the
+ * counter coll_sharm_nontemporal_bytes must grow by what this process
+ * copies into its receive buffer (`lands`) in calls 1, 3, ..., 2T - 1 (the
+ * non-temporal trials) and by nothing in calls 0, 2, ... (the cached
+ * ones); from call 2T on, by all of it in every call or in none. */
+enum { LANDING_TRIAL_INTS = 600000 };
+
+static void landing_tried(const char *opname, int T, void (*one)(void), long long lands)
+{
+    enum { MOST = 200 };
+    int calls = 2 * T + 3;
+    unsigned long long grew[MOST];
+    if (calls > MOST) {
+        CHECK(0, "landing trials=%d: at most %d calls", T, MOST);
+        return;
+    }
+    MPI_T_pvar_handle h = pvar_named("coll_sharm_nontemporal_bytes");
+    for (int k = 0; k < calls; k++) {
+        unsigned long long before = read_pvar(h);
+        one();
+        grew[k] = read_pvar(h) - before;
+    }
+    MPI_T_pvar_handle_free(session, &h);
+    for (int k = 0; k < 2 * T; k++) {
+        unsigned long long want = k % 2 ? (unsigned long long) lands : 0;
+        CHECK(grew[k] == want, "%s call %d: %llu bytes landed non-temporally, want %llu (the "
+              "landing trials alternate cached, even calls, and non-temporal, odd)", opname, k,
+              grew[k], want);
+    }
+    for (int k = 2 * T; k < calls; k++)
+        CHECK(grew[k] == grew[2 * T] && (grew[k] == 0 || grew[k] == (unsigned long long) lands),
+              "%s call %d: %llu bytes landed non-temporally after call %d decided %llu (of %lld)",
+              opname, k, grew[k], 2 * T, grew[2 * T], lands);
+}
+
+static void test_landing_trials(int T)
+{
+    trial_ints = LANDING_TRIAL_INTS;
+    long long block = (long long) trial_ints * (long long) sizeof(int), all = block * size;
+    landing_tried("bcast", T, trial_bcast, rank == 0 ? 0 : block);
+    landing_tried("gather", T, trial_gather, rank == 0 ? all : 0);
+    landing_tried("scatter", T, trial_scatter, block);
+    landing_tried("allgather", T, trial_allgather, all);
+    landing_tried("alltoall", T, trial_alltoall, all);
+}
+
 int main(int argc, char **argv)
 {
     stderr_to_file();
     if (argc < 2 || (strcmp(argv[1], "cma") && strcmp(argv[1], "queues") && strcmp(argv[1], "any") &&
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
-                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T[,R]]\n");
+                        "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T[,R]|"
+                        "landing_trials=T]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -694,6 +753,11 @@ int main(int argc, char **argv)
             test_alltoall(landing, 1, in_place);
             test_gather(landing, 1, in_place);
         }
+        goto done;
+    }
+    /* "landing_trials=T": only the calls whose landing is tried. */
+    if (argc > 2 && strncmp(argv[2], "landing_trials=", 15) == 0) {
+        test_landing_trials(atoi(argv[2] + 15));
         goto done;
     }
     /* "trials=T[,R]": only the calls whose path is tried, T calls a path,
