@@ -1366,10 +1366,10 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
      * `min_warmup` more calls before measuring, whatever the budget: a
      * library that learns from its first calls (sharm's trials take the
      * first 9 calls of a size class for its path and, from 2 MiB in all,
-     * 9 more for its landing, `src/shm/trials.rs`) is then measured as an
-     * application's loop sees it once they are done.  OSU skips 10 calls
-     * of a large message, so its first measured calls of 2 MiB and more
-     * include sharm's landing trials. */
+     * 17 for its path and landing together, `src/shm/trials.rs`) is then
+     * measured as an application's loop sees it once they are done.  OSU
+     * skips 10 calls of a large message, so its first measured calls of
+     * 2 MiB and more include sharm's trials. */
     int lo = o->min_warmup < o->max_warmup ? o->min_warmup : o->max_warmup;
     int warmup = clamp_int(0.1 * o->budget_s / est, lo, o->max_warmup);
     int iters = clamp_int(0.9 * o->budget_s / est, o->min_iters, o->max_iters);

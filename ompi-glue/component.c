@@ -594,9 +594,9 @@ static int sharm_register(void)
                  "1: with a core per process and coll_sharm_nontemporal_landing_min_size auto, a "
                  "Bcast, Gather, Scatter, Allgather(v) or Alltoall size class of at least 2 MiB in "
                  "all times its copies into receive buffers with ordinary and with non-temporal "
-                 "stores, coll_sharm_single_copy_trials calls each after its path is decided, and "
-                 "keeps the faster (non-temporal only when at least 1/16 faster); 0: the size rule "
-                 "alone",
+                 "stores, on each path it tries (coll_sharm_single_copy_trials calls each), and "
+                 "keeps the fastest (non-temporal only when more than 1/16 faster than a cached "
+                 "route); 0: the size rule alone",
                  NULL, OPAL_INFO_LVL_5, &param_nontemporal_landing_trials);
 
     {

@@ -833,7 +833,7 @@ fn verdicts(out: &str, op: &str, tail: &str) -> Vec<String> {
 
 /// `auto` with `coll_sharm_single_copy_trials 2` at np=2 (a core per
 /// process): each collective whose path sharm learns from its first calls
-/// alternates the queues and single copy for 2 calls each, as the checker
+/// takes the queues and single copy for 2 calls each (runs of two), as the checker
 /// sees in its MPI_T counters (it fails when a call goes otherwise), then
 /// keeps one path; both processes say the same verdict for every one at
 /// verbose 10, after timing both paths.  Without the trials every call
@@ -935,7 +935,7 @@ const LANDING_TRIED: [&str; 5] = [
 
 /// Under `coll_sharm_single_copy none` with 2 trial calls, each collective
 /// of at least 2 MiB in all whose copies into receive buffers sharm times
-/// both ways lands its first calls alternately cached and non-temporal,
+/// both ways lands its first calls cached and non-temporal in runs of two,
 /// then keeps one: the checker's `landing_trials=2` mode requires it of the
 /// MPI_T counter `coll_sharm_nontemporal_bytes` around every call (what the
 /// process copies into its receive buffer, or nothing), and fails when the
@@ -961,8 +961,39 @@ fn landing_is_tried_cached_and_non_temporal_then_kept() {
     for op in LANDING_TRIED {
         let said = verdicts(&out, op, "landing cached ");
         assert!(
-            said[0].contains(" us, non-temporal ")
+            said[0].contains(" us, landing non-temporal ")
                 && said[0].contains("lower median of 2 calls each): landing ")
+                && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
+            "{out}"
+        );
+    }
+}
+
+/// Under `auto` with single copy permitted, the same collectives try their
+/// landing on both paths, four routes together in runs of two: the
+/// checker's `landing_trials=2,cma` mode requires of every call that
+/// `coll_sharm_<op>_single_copy` moves exactly on the single-copy routes
+/// and `coll_sharm_nontemporal_bytes` grows only on the non-temporal ones
+/// (by all this process lands on the queues), and fails when the path and
+/// the landing are tried one after the other or not at all.  Both
+/// processes name the four routes' times and the same verdict.
+#[test]
+fn paths_and_landings_are_tried_together() {
+    if cores() < 2 {
+        eprintln!("skipped: trials run only with a core per process");
+        return;
+    }
+    let out = trials_run("landing_trials=2,cma", &[]);
+    for op in LANDING_TRIED {
+        let said = verdicts(&out, op, "the queues landing cached ");
+        assert!(
+            [
+                ", the queues landing non-temporal ",
+                ", single copy landing cached ",
+                ", single copy landing non-temporal ",
+            ]
+            .iter()
+            .all(|route| said[0].contains(route))
                 && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
             "{out}"
         );

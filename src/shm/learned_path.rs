@@ -12,8 +12,8 @@ use crate::kernels::copy::Landing;
 use crate::ompi::call::Coll;
 use crate::ompi::params::SingleCopyMode;
 use crate::shm::channel::Shared;
-use crate::shm::queue::{Pos, Readers};
-use crate::shm::trials::{Asks, Plan, Route, LANDING_TRIALS_FROM, SINGLE_FLOOR};
+use crate::shm::queue::{Pos, Readers, INLINE_BYTES};
+use crate::shm::trials::{Asks, Plan, Route, LANDING_TRIALS_FROM, MOST_ROUTES, SINGLE_FLOOR};
 
 impl Shared {
     /// Whether this channel's large calls learn their path at all: under
@@ -95,34 +95,37 @@ impl Shared {
         ok
     }
 
-    /// Every process's [queues, single copy] medians, in rank order
-    /// (collective: each publishes its own as one inline fragment for all
-    /// the others and reads theirs, at one operation number).
-    fn share_medians(&mut self, mine: [u64; 2]) -> Vec<[u64; 2]> {
+    /// Every process's medians of the round's routes (`Trials::medians`),
+    /// in rank order (collective: each publishes its own as one inline
+    /// fragment of 32 bytes for all the others and reads theirs, at one
+    /// operation number).
+    fn share_medians(&mut self, mine: [u64; MOST_ROUTES]) -> Vec<[u64; MOST_ROUTES]> {
+        const BYTES: usize = 8 * MOST_ROUTES;
+        const _: () = assert!(BYTES <= INLINE_BYTES);
         let pos = Pos::new(self.next_op(), 0);
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&mine[0].to_le_bytes());
-        bytes[8..].copy_from_slice(&mine[1].to_le_bytes());
-        let dst = self
-            .writer
-            .reserve(&self.queues, &self.waiter, pos, bytes.len());
-        // SAFETY: `dst` is our reserved slot (inline) of >= 16 bytes.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+        let mut bytes = [0u8; BYTES];
+        for (word, m) in bytes.chunks_exact_mut(8).zip(mine) {
+            word.copy_from_slice(&m.to_le_bytes());
+        }
+        let dst = self.writer.reserve(&self.queues, &self.waiter, pos, BYTES);
+        // SAFETY: `dst` is our reserved slot (inline) of >= BYTES bytes.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, BYTES) };
         self.writer
-            .publish(&self.queues, pos, bytes.len(), Readers::AllOthers);
+            .publish(&self.queues, pos, BYTES, Readers::AllOthers);
         (0..self.p)
             .map(|r| {
                 if r == self.me {
                     return mine;
                 }
-                let frag = self.queues.receive_expecting(&self.waiter, r, pos, 16);
+                let frag = self.queues.receive_expecting(&self.waiter, r, pos, BYTES);
                 // SAFETY: the fragment stays valid until released.
                 let got = unsafe { frag.bytes() };
-                let word = |i: usize| {
-                    got.get(i..i + 8)
-                        .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-                };
-                let theirs = [word(0), word(8)];
+                let mut theirs = [0u64; MOST_ROUTES];
+                for (i, m) in theirs.iter_mut().enumerate() {
+                    *m = got
+                        .get(8 * i..8 * i + 8)
+                        .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+                }
                 self.queues.release(self.me, r, frag);
                 theirs
             })

@@ -11,8 +11,9 @@
  *   single_copy_check cma|queues|any|crowded [undumpable|trials=T|landing_trials=T|...]
  *
  * ("trials=T": each collective whose path sharm learns from its first calls
- * is called 2T + 3 times; its counter must move in calls 1, 3, ..., 2T - 1
- * only, and from call 2T on in all or none.  "trials=T,R": with
+ * is called 2T + 3 times; its counter must move in the single-copy trials
+ * only (runs of two: calls 2, 3, 6, 7, ... below 2T), and from call 2T on
+ * in all or none.  "trials=T,R": with
  * coll_sharm_single_copy_retry_after R, 2T + 1 + R + 2T + 3 times: the R
  * calls after the deciding one keep its path, then the class is tried
  * again as at first and decides again.  "landing_trials=T": the landing
@@ -618,14 +619,27 @@ static void trial_allgather(void) { trial_movement(1); }
 static void trial_scatter(void) { trial_movement(2); }
 static void trial_alltoall(void) { trial_movement(3); }
 
+/* Which of n ways trial call k of T a way takes, as sharm's trials order
+ * them (`route_of` in src/shm/trials.rs): runs of two in turn, 0 0 1 1 0 0
+ * 1 1 ... (n 4: 0 0 1 1 2 2 3 3 0 0 ...), an odd T ending 0 1 ... n-1. */
+static int tried_way_of(int k, int T, int n)
+{
+    int paired = 2 * n * (T / 2);
+    return k < paired ? (k / 2) % n : (k - paired) % n;
+}
+
+/* The same for the two paths. */
+static int tried_way(int k, int T) { return tried_way_of(k, T, 2); }
+
 /* One round of trials in `moved` from call `first`: call first + k, k < 2T,
- * must go by single copy exactly when k is odd (its counter moves), and the
- * `keep` calls after call first + 2T as that one went, the path decided. */
+ * must go by single copy exactly when tried_way(k) is 1 (its counter
+ * moves), and the `keep` calls after call first + 2T as that one went, the
+ * path decided. */
 static void check_round(const char *opname, const int *moved, int first, int T, int keep)
 {
     for (int k = 0; k < 2 * T; k++)
-        CHECK(moved[first + k] == k % 2, "%s call %d: single copy %d, but trials alternate the "
-              "queues (even calls) and single copy (odd)", opname, first + k, moved[first + k]);
+        CHECK(moved[first + k] == tried_way(k, T), "%s call %d: single copy %d, but trials take "
+              "the queues and single copy in runs of two", opname, first + k, moved[first + k]);
     int decided = first + 2 * T;
     for (int k = decided + 1; k <= decided + keep; k++)
         CHECK(moved[k] == moved[decided], "%s call %d: single copy %d after call %d decided %d",
@@ -669,53 +683,68 @@ static void test_trials(int T, int R)
     tried("alltoall", T, R, trial_alltoall);
 }
 
-/* ---- "landing=T": the landing trials (`src/shm/trials.rs`) ----
- * Under coll_sharm_single_copy none only the landing is tried: each of the
- * collectives whose copies into receive buffers sharm times both ways, of
- * at least 2 MiB in all, is called 2T + 3 times.  Around each call the
- * counter coll_sharm_nontemporal_bytes must grow by what this process
- * copies into its receive buffer (`lands`) in calls 1, 3, ..., 2T - 1 (the
- * non-temporal trials) and by nothing in calls 0, 2, ... (the cached
- * ones); from call 2T on, by all of it in every call or in none. */
+/* ---- "landing_trials=T[,cma]": the landing trials (`src/shm/trials.rs`) ----
+ * Each of the collectives whose copies into receive buffers sharm times
+ * both ways, of at least 2 MiB in all, is called R T + 3 times, R the
+ * routes tried: under coll_sharm_single_copy none the two landings (R 2:
+ * cached, non-temporal); with ",cma", under auto with single copy
+ * permitted, each landing on each path (R 4: the queues cached, the queues
+ * non-temporal, single copy cached, single copy non-temporal), in runs of
+ * two (tried_way).  Around each call the counter
+ * coll_sharm_nontemporal_bytes must grow by nothing on a cached route, by
+ * what this process copies into its receive buffer (`lands`) on the
+ * queues non-temporal, and by at most that on single copy non-temporal
+ * (the pulls are the kernel's copies); coll_sharm_<op>_single_copy must
+ * move exactly on the single-copy routes.  From call R T on, every call
+ * as that one went. */
 enum { LANDING_TRIAL_INTS = 600000 };
 
-static void landing_tried(const char *opname, int T, void (*one)(void), long long lands)
+static void landing_tried(const char *opname, int T, int routes, void (*one)(void),
+                          long long lands)
 {
     enum { MOST = 200 };
-    int calls = 2 * T + 3;
+    int calls = routes * T + 3;
     unsigned long long grew[MOST];
+    int moved[MOST];
     if (calls > MOST) {
         CHECK(0, "landing trials=%d: at most %d calls", T, MOST);
         return;
     }
-    MPI_T_pvar_handle h = pvar_named("coll_sharm_nontemporal_bytes");
+    MPI_T_pvar_handle h = pvar_named("coll_sharm_nontemporal_bytes"), single = pvar(opname);
     for (int k = 0; k < calls; k++) {
-        unsigned long long before = read_pvar(h);
+        unsigned long long before = read_pvar(h), single_before = read_pvar(single);
         one();
         grew[k] = read_pvar(h) - before;
+        moved[k] = read_pvar(single) != single_before;
     }
     MPI_T_pvar_handle_free(session, &h);
-    for (int k = 0; k < 2 * T; k++) {
-        unsigned long long want = k % 2 ? (unsigned long long) lands : 0;
-        CHECK(grew[k] == want, "%s call %d: %llu bytes landed non-temporally, want %llu (the "
-              "landing trials alternate cached, even calls, and non-temporal, odd)", opname, k,
-              grew[k], want);
+    MPI_T_pvar_handle_free(session, &single);
+    for (int k = 0; k < routes * T; k++) {
+        int way = tried_way_of(k, T, routes), streamed = way % 2, by_single = way >= 2;
+        unsigned long long most = streamed ? (unsigned long long) lands : 0;
+        int ok = by_single ? grew[k] <= most : grew[k] == most;
+        CHECK(ok, "%s call %d (route %d of %d): %llu bytes landed non-temporally, want %s%llu",
+              opname, k, way, routes, grew[k], by_single ? "at most " : "", most);
+        CHECK(moved[k] == by_single, "%s call %d (route %d of %d): single copy %d", opname, k,
+              way, routes, moved[k]);
     }
-    for (int k = 2 * T; k < calls; k++)
-        CHECK(grew[k] == grew[2 * T] && (grew[k] == 0 || grew[k] == (unsigned long long) lands),
-              "%s call %d: %llu bytes landed non-temporally after call %d decided %llu (of %lld)",
-              opname, k, grew[k], 2 * T, grew[2 * T], lands);
+    int decided = routes * T;
+    for (int k = decided; k < calls; k++)
+        CHECK(grew[k] == grew[decided] && moved[k] == moved[decided],
+              "%s call %d: %llu bytes landed non-temporally, single copy %d, after call %d "
+              "decided %llu and %d", opname, k, grew[k], moved[k], decided, grew[decided],
+              moved[decided]);
 }
 
-static void test_landing_trials(int T)
+static void test_landing_trials(int T, int routes)
 {
     trial_ints = LANDING_TRIAL_INTS;
     long long block = (long long) trial_ints * (long long) sizeof(int), all = block * size;
-    landing_tried("bcast", T, trial_bcast, rank == 0 ? 0 : block);
-    landing_tried("gather", T, trial_gather, rank == 0 ? all : 0);
-    landing_tried("scatter", T, trial_scatter, block);
-    landing_tried("allgather", T, trial_allgather, all);
-    landing_tried("alltoall", T, trial_alltoall, all);
+    landing_tried("bcast", T, routes, trial_bcast, rank == 0 ? 0 : block);
+    landing_tried("gather", T, routes, trial_gather, rank == 0 ? all : 0);
+    landing_tried("scatter", T, routes, trial_scatter, block);
+    landing_tried("allgather", T, routes, trial_allgather, all);
+    landing_tried("alltoall", T, routes, trial_alltoall, all);
 }
 
 int main(int argc, char **argv)
@@ -725,7 +754,7 @@ int main(int argc, char **argv)
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
                         "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T[,R]|"
-                        "landing_trials=T]\n");
+                        "landing_trials=T[,cma]]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -755,9 +784,9 @@ int main(int argc, char **argv)
         }
         goto done;
     }
-    /* "landing_trials=T": only the calls whose landing is tried. */
+    /* "landing_trials=T[,cma]": only the calls whose landing is tried. */
     if (argc > 2 && strncmp(argv[2], "landing_trials=", 15) == 0) {
-        test_landing_trials(atoi(argv[2] + 15));
+        test_landing_trials(atoi(argv[2] + 15), strstr(argv[2], ",cma") ? 4 : 2);
         goto done;
     }
     /* "trials=T[,R]": only the calls whose path is tried, T calls a path,
