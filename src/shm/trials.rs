@@ -29,8 +29,8 @@
 //! From [`LANDING_TRIALS_FROM`] in all, a collective whose copies into
 //! receive buffers are plain copies tries their landing too (`Shared::asks`):
 //! with every such copy by ordinary stores, or every one non-temporal.  The
-//! two questions are tried together, four routes in runs of two, T calls
-//! each, because a path's time depends on its landing: np=2 Allgather of 8
+//! two questions are tried together, four routes of T calls, the cached
+//! ones first (`route_of`), because a path's time depends on its landing: np=2 Allgather of 8
 //! MiB a process (2026-11-30), each path with the size rule's landing, timed
 //! the queues at 2.4-2.9 ms (their 16 MiB landed streams) and single copy at
 //! 2.5-3.1 (its 8 MiB of own copies does not), so the trials kept the
@@ -148,13 +148,13 @@ pub struct Asks {
 }
 
 impl Asks {
-    /// The routes a round compares, in the order their runs come
-    /// (`route_of`; ties go to the earlier one): the queues before single
-    /// copy, cached before non-temporal.  Both asked: all four, because a
-    /// path's time depends on its landing (np=2 Allgather of 8 MiB a
-    /// process, 2026-11-30: the queues 2.4-2.9 ms by size, which streams
-    /// their 16 MiB landed; single copy 2.5-3.1 by size, which does not
-    /// stream its 8 MiB, and 1.5-2.0 streamed).
+    /// The routes a round compares, landing by landing (`route_of`; ties
+    /// go to the earlier one): cached before non-temporal, and within a
+    /// landing the queues before single copy.  Both asked: all four,
+    /// because a path's time depends on its landing (np=2 Allgather of 8
+    /// MiB a process, 2026-11-30: the queues 2.4-2.9 ms by size, which
+    /// streams their 16 MiB landed; single copy 2.5-3.1 by size, which
+    /// does not stream its 8 MiB, and 1.5-2.0 streamed).
     fn routes(self) -> Vec<Route> {
         let paths: &[Option<StreamPath>] = if self.path {
             &[Some(StreamPath::Queues), Some(StreamPath::Single)]
@@ -166,9 +166,9 @@ impl Asks {
         } else {
             &[Landing::BySize]
         };
-        paths
+        landings
             .iter()
-            .flat_map(|&path| landings.iter().map(move |&landing| Route { path, landing }))
+            .flat_map(|&landing| paths.iter().map(move |&path| Route { path, landing }))
             .collect()
     }
 }
@@ -185,11 +185,12 @@ fn class(coll: Coll, bytes: u64) -> Class {
 
 /// One size class's state.
 enum ClassState {
-    /// The routes compared (`Asks::routes`), calls made so far, each
-    /// route's times in ns, and the route a round before this one decided,
-    /// if any.
+    /// The routes compared (`Asks::routes`) and how many paths each
+    /// landing has among them, calls made so far, each route's times in
+    /// ns, and the route a round before this one decided, if any.
     Trying {
         routes: Vec<Route>,
+        paths: usize,
         calls: usize,
         took: Vec<Vec<u64>>,
         before: Option<Route>,
@@ -207,6 +208,7 @@ impl ClassState {
                 .map(|_| Vec::with_capacity(per_route))
                 .collect(),
             routes,
+            paths: if asks.path { 2 } else { 1 },
             calls: 0,
             before,
         }
@@ -272,9 +274,12 @@ impl Trials {
             ClassState::Trying { routes, calls, .. } if *calls >= routes.len() * per_route => {
                 Plan::Decide
             }
-            ClassState::Trying { routes, calls, .. } => {
-                Plan::Try(routes[route_of(*calls, per_route, routes.len())])
-            }
+            ClassState::Trying {
+                routes,
+                paths,
+                calls,
+                ..
+            } => Plan::Try(routes[route_of(*calls, per_route, *paths)]),
         }
     }
 
@@ -282,13 +287,10 @@ impl Trials {
     pub fn took(&mut self, coll: Coll, bytes: u64, ns: u64) {
         let per_route = self.per_route;
         if let Some(ClassState::Trying {
-            routes,
-            calls,
-            took,
-            ..
+            paths, calls, took, ..
         }) = self.classes.get_mut(&class(coll, bytes))
         {
-            took[route_of(*calls, per_route, routes.len())].push(ns);
+            took[route_of(*calls, per_route, *paths)].push(ns);
             *calls += 1;
         }
     }
@@ -366,26 +368,33 @@ impl Trials {
     }
 }
 
-/// Which of a round's `n` routes (`Asks::routes`) its trial call `call`
-/// (from 0) takes: runs of two in turn, A A B B A A B B ... (with four
-/// routes A A B B C C D D A A ...), `per_route` calls each (an odd count
-/// ends with one call of each).
+/// Which of a round's routes (`Asks::routes`, `paths` paths for each
+/// landing) its trial call `call` (from 0) takes: the cached routes first,
+/// then the non-temporal ones, `per_route` calls each; within a landing the
+/// paths in runs of two in turn, A A B B A A B B ... (an odd count ends
+/// A B).
 ///
-/// Why runs and not single calls in turn: each call starts from the state
-/// the one before it left.  An Allgather through the queues of 8 MiB a
-/// process at np=2 lands 16 MiB with non-temporal stores, which leaves the
-/// receive buffer in memory, not cached; a single-copy call right after it
-/// then reads every destination line from memory.  In a run of two the
-/// second call starts from its own route's state, and the lower median of
-/// four ignores the two slowest (single copy timed 3030-3450 us there in
-/// single calls in turn, 2410-3100 in runs of two; 2026-11-30).
-fn route_of(call: usize, per_route: usize, n: usize) -> usize {
-    let paired = 2 * n * (per_route / 2);
-    if call < paired {
-        (call / 2) % n
+/// Why so: each call starts from the state the one before it left.  A
+/// non-temporal call leaves the receive buffer in memory, not cached, and
+/// the cached call after it first reads every destination line from
+/// memory; so no cached call follows a non-temporal one.  np=2 Gather of 8
+/// MiB in all, the routes in runs of two in turn (Qc Qc Qn Qn Sc Sc Sn Sn):
+/// single copy cached timed 909-969 us, where it runs the benchmark's calls
+/// in 513-570 alone (2026-11-30).  Why runs of two between the paths: a
+/// queues call that streams (the size rule) leaves the same state for the
+/// single-copy call after it; in a run the second call starts from its own
+/// route's state, and the lower median of four ignores the two slowest
+/// (np=2 Allgather of 8 MiB a process: single copy timed 3030-3450 us in
+/// single calls in turn, 2410-3100 in runs of two).
+fn route_of(call: usize, per_route: usize, paths: usize) -> usize {
+    let (landing, within) = (call / (paths * per_route), call % (paths * per_route));
+    let paired = 2 * paths * (per_route / 2);
+    let path = if within < paired {
+        (within / 2) % paths
     } else {
-        (call - paired) % n
-    }
+        (within - paired) % paths
+    };
+    landing * paths + path
 }
 
 /// The lower median of `ns` (the smaller of the middle two for an even
@@ -534,8 +543,9 @@ mod tests {
         assert_eq!(t.plan(c, b, PATH), Plan::Use(on(Queues)));
     }
 
-    /// A class that asks both compares the four routes together, in runs
-    /// of two, and keeps the fastest; another round names it.
+    /// A class that asks both compares the four routes together, the
+    /// cached ones first, the paths in runs of two, and keeps the fastest;
+    /// another round names it.
     #[test]
     fn paths_and_landings_are_tried_together() {
         use Landing::*;
@@ -547,7 +557,7 @@ mod tests {
         };
         let mut t = Trials::new(2, 5);
         let mut seen = Vec::new();
-        for ns in [2800, 2700, 2500, 2400, 2600, 2500, 1600, 1500] {
+        for ns in [2800, 2700, 2600, 2500, 2500, 2400, 1600, 1500] {
             let Plan::Try(r) = t.plan(c, b, BOTH) else {
                 panic!("a trial")
             };
@@ -556,18 +566,18 @@ mod tests {
         }
         let order = [
             route(Queues, Cache),
-            route(Queues, Stream),
             route(Single, Cache),
+            route(Queues, Stream),
             route(Single, Stream),
         ];
         let runs: Vec<Route> = order.iter().flat_map(|&r| [r, r]).collect();
         assert_eq!(seen, runs);
         assert_eq!(t.plan(c, b, BOTH), Plan::Decide);
-        assert_eq!(t.medians(c, b), [2700, 2400, 2500, 1500]);
+        assert_eq!(t.medians(c, b), [2700, 2500, 2400, 1500]);
         let (decided, line) = t.decide(c, b, &[t.medians(c, b)]);
         assert_eq!(decided, route(Single, Stream));
         assert!(
-            line.contains(": the queues landing cached 2.7 us, the queues landing non-temporal 2.4 us, single copy landing cached 2.5 us, single copy landing non-temporal 1.5 us (the slowest process's lower median of 2 calls each): single copy landing non-temporal from now on (to be tried again after 5 calls)"),
+            line.contains(": the queues landing cached 2.7 us, single copy landing cached 2.5 us, the queues landing non-temporal 2.4 us, single copy landing non-temporal 1.5 us (the slowest process's lower median of 2 calls each): single copy landing non-temporal from now on (to be tried again after 5 calls)"),
             "{line}"
         );
         for _ in 0..5 {
@@ -606,25 +616,28 @@ mod tests {
         );
     }
 
-    /// Runs of two, each route `per_route` calls; an odd count ends with
-    /// one call of each.
+    /// The cached routes first, then the non-temporal ones; the paths in
+    /// runs of two, each route `per_route` calls (an odd count ends with one
+    /// call of each path).
     #[test]
-    fn routes_go_in_runs_of_two() {
-        let order = |per_route: usize, n: usize| -> Vec<usize> {
-            (0..n * per_route)
-                .map(|k| route_of(k, per_route, n))
+    fn routes_go_landing_by_landing_in_runs_of_two() {
+        let order = |per_route: usize, paths: usize, landings: usize| -> Vec<usize> {
+            (0..paths * landings * per_route)
+                .map(|k| route_of(k, per_route, paths))
                 .collect()
         };
-        assert_eq!(order(1, 2), [0, 1]);
-        assert_eq!(order(2, 2), [0, 0, 1, 1]);
-        assert_eq!(order(3, 2), [0, 0, 1, 1, 0, 1]);
-        assert_eq!(order(4, 2), [0, 0, 1, 1, 0, 0, 1, 1]);
-        assert_eq!(order(1, 4), [0, 1, 2, 3]);
-        assert_eq!(order(3, 4), [0, 0, 1, 1, 2, 2, 3, 3, 0, 1, 2, 3]);
-        for n in [2, 4] {
+        assert_eq!(order(1, 2, 1), [0, 1]);
+        assert_eq!(order(2, 2, 1), [0, 0, 1, 1]);
+        assert_eq!(order(3, 2, 1), [0, 0, 1, 1, 0, 1]);
+        assert_eq!(order(4, 2, 1), [0, 0, 1, 1, 0, 0, 1, 1]);
+        assert_eq!(order(3, 1, 2), [0, 0, 0, 1, 1, 1]);
+        assert_eq!(order(1, 2, 2), [0, 1, 2, 3]);
+        assert_eq!(order(2, 2, 2), [0, 0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(order(3, 2, 2), [0, 0, 1, 1, 0, 1, 2, 2, 3, 3, 2, 3]);
+        for (paths, landings) in [(2, 1), (1, 2), (2, 2)] {
             for per_route in 1..=64 {
-                let each = order(per_route, n);
-                for r in 0..n {
+                let each = order(per_route, paths, landings);
+                for r in 0..paths * landings {
                     assert_eq!(each.iter().filter(|&&x| x == r).count(), per_route);
                 }
             }

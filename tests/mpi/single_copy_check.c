@@ -619,17 +619,20 @@ static void trial_allgather(void) { trial_movement(1); }
 static void trial_scatter(void) { trial_movement(2); }
 static void trial_alltoall(void) { trial_movement(3); }
 
-/* Which of n ways trial call k of T a way takes, as sharm's trials order
- * them (`route_of` in src/shm/trials.rs): runs of two in turn, 0 0 1 1 0 0
- * 1 1 ... (n 4: 0 0 1 1 2 2 3 3 0 0 ...), an odd T ending 0 1 ... n-1. */
-static int tried_way_of(int k, int T, int n)
+/* Which route trial call k of T a route takes, as sharm's trials order
+ * them (`route_of` in src/shm/trials.rs), `paths` paths for each landing:
+ * the cached routes first, then the non-temporal ones; within a landing
+ * the paths in runs of two in turn, 0 0 1 1 0 0 1 1 ..., an odd T ending
+ * 0 1.  Route = landing * paths + path. */
+static int tried_route(int k, int T, int paths)
 {
-    int paired = 2 * n * (T / 2);
-    return k < paired ? (k / 2) % n : (k - paired) % n;
+    int landing = k / (paths * T), within = k % (paths * T), paired = 2 * paths * (T / 2);
+    int path = within < paired ? (within / 2) % paths : (within - paired) % paths;
+    return landing * paths + path;
 }
 
-/* The same for the two paths. */
-static int tried_way(int k, int T) { return tried_way_of(k, T, 2); }
+/* The two paths alone. */
+static int tried_way(int k, int T) { return tried_route(k, T, 2); }
 
 /* One round of trials in `moved` from call `first`: call first + k, k < 2T,
  * must go by single copy exactly when tried_way(k) is 1 (its counter
@@ -688,9 +691,9 @@ static void test_trials(int T, int R)
  * both ways, of at least 2 MiB in all, is called R T + 3 times, R the
  * routes tried: under coll_sharm_single_copy none the two landings (R 2:
  * cached, non-temporal); with ",cma", under auto with single copy
- * permitted, each landing on each path (R 4: the queues cached, the queues
- * non-temporal, single copy cached, single copy non-temporal), in runs of
- * two (tried_way).  Around each call the counter
+ * permitted, each landing on each path (R 4: the queues cached, single
+ * copy cached, the queues non-temporal, single copy non-temporal), in the
+ * order of tried_route.  Around each call the counter
  * coll_sharm_nontemporal_bytes must grow by nothing on a cached route, by
  * what this process copies into its receive buffer (`lands`) on the
  * queues non-temporal, and by at most that on single copy non-temporal
@@ -720,7 +723,8 @@ static void landing_tried(const char *opname, int T, int routes, void (*one)(voi
     MPI_T_pvar_handle_free(session, &h);
     MPI_T_pvar_handle_free(session, &single);
     for (int k = 0; k < routes * T; k++) {
-        int way = tried_way_of(k, T, routes), streamed = way % 2, by_single = way >= 2;
+        int paths = routes / 2, way = tried_route(k, T, paths);
+        int streamed = way >= paths, by_single = paths == 2 && way % 2;
         unsigned long long most = streamed ? (unsigned long long) lands : 0;
         int ok = by_single ? grew[k] <= most : grew[k] == most;
         CHECK(ok, "%s call %d (route %d of %d): %llu bytes landed non-temporally, want %s%llu",

@@ -1,5 +1,6 @@
 #!/bin/bash
-# The landing trials (93942fe) against the build before them (a04476b),
+# The landing trials (a7aa81f: path and landing tried together) against the
+# build before them (a04476b),
 # beside coll/tuned and Intel MPI: the machine's state, then ROUNDS
 # alternated rounds at np=2 of the five operations whose landing is tried
 # and Reduce (not tried: a control), 2-16 MiB, every launch with 20
