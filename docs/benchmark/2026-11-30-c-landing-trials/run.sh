@@ -4,7 +4,7 @@
 # beside coll/tuned and Intel MPI: the machine's state, then ROUNDS
 # alternated rounds at np=2 of the five operations whose landing is tried
 # and Reduce (not tried: a control), 2-16 MiB, every launch with 20
-# unmeasured calls (the trials of a class take 19), then the state again.
+# unmeasured calls (a class takes 17 to decide), then the state again.
 #
 #   docs/benchmark/2026-11-30-c-landing-trials/run.sh RUN OLD NEW ROUNDS
 set -euo pipefail
