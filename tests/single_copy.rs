@@ -845,12 +845,24 @@ fn auto_tries_both_paths_then_keeps_the_faster() {
         return;
     }
     let out = trials_run("trials=2", &[]);
-    for op in TRIED {
-        let said = verdicts(&out, op, " from now on");
+    first_verdicts_name(
+        &out,
+        &TRIED,
+        " from now on",
+        &["lower median of 2 calls each): "],
+    );
+}
+
+/// Every process's first verdict about each of `ops` (`verdicts` with
+/// `tail`) names each of `parts` and keeps its route for the default 1000
+/// calls.
+fn first_verdicts_name(out: &str, ops: &[&str], tail: &str, parts: &[&str]) {
+    for op in ops {
+        let said = verdicts(out, op, tail);
         assert!(
-            said[0].contains("lower median of 2 calls each): ")
+            parts.iter().all(|part| said[0].contains(part))
                 && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
-            "{out}"
+            "{op}: {parts:?}\n{out}"
         );
     }
 }
@@ -958,19 +970,20 @@ fn landing_is_tried_cached_and_non_temporal_then_kept() {
         &[],
         &["landing_trials=2"],
     );
-    for op in LANDING_TRIED {
-        let said = verdicts(&out, op, "landing cached ");
-        assert!(
-            said[0].contains(" us, landing non-temporal ")
-                && said[0].contains("lower median of 2 calls each): landing ")
-                && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
-            "{out}"
-        );
-    }
+    first_verdicts_name(
+        &out,
+        &LANDING_TRIED,
+        "landing cached ",
+        &[
+            " us, landing non-temporal ",
+            "lower median of 2 calls each): landing ",
+        ],
+    );
 }
 
 /// Under `auto` with single copy permitted, the same collectives try their
-/// landing on both paths, four routes together in runs of two: the
+/// landing on both paths, four routes together (every cached route first,
+/// the paths in runs of two): the
 /// checker's `landing_trials=2,cma` mode requires of every call that
 /// `coll_sharm_<op>_single_copy` moves exactly on the single-copy routes
 /// and `coll_sharm_nontemporal_bytes` grows only on the non-temporal ones
@@ -984,20 +997,16 @@ fn paths_and_landings_are_tried_together() {
         return;
     }
     let out = trials_run("landing_trials=2,cma", &[]);
-    for op in LANDING_TRIED {
-        let said = verdicts(&out, op, "the queues landing cached ");
-        assert!(
-            [
-                ", the queues landing non-temporal ",
-                ", single copy landing cached ",
-                ", single copy landing non-temporal ",
-            ]
-            .iter()
-            .all(|route| said[0].contains(route))
-                && said[0].ends_with(" from now on (to be tried again after 1000 calls)"),
-            "{out}"
-        );
-    }
+    first_verdicts_name(
+        &out,
+        &LANDING_TRIED,
+        "the queues landing cached ",
+        &[
+            ", single copy landing cached ",
+            ", the queues landing non-temporal ",
+            ", single copy landing non-temporal ",
+        ],
+    );
 }
 
 /// `coll_sharm_nontemporal_landing_trials 0`, or a landing size set by
