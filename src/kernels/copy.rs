@@ -316,7 +316,7 @@ pub fn streams(bytes: usize) -> bool {
 
 /// Which stores a call's copies into receive buffers use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Landing {
+pub enum LandingStores {
     /// Non-temporal stores from a size on ([`streams`]).
     #[default]
     BySize,
@@ -329,13 +329,13 @@ pub enum Landing {
     Cache,
 }
 
-impl Landing {
+impl LandingStores {
     /// Whether a copy of `bytes` bytes lands with `copy_streaming`.
     pub fn streams(self, bytes: usize) -> bool {
         match self {
-            Landing::BySize => streams(bytes),
-            Landing::Stream => true,
-            Landing::Cache => false,
+            LandingStores::BySize => streams(bytes),
+            LandingStores::Stream => true,
+            LandingStores::Cache => false,
         }
     }
 }
@@ -407,12 +407,12 @@ pub unsafe fn land_streaming(dst: *mut u8, src: *const u8, len: usize) {
 /// 5298/4949 us, Alltoall 5912/5592 -> 5668/5003, Gather 3008/3230 ->
 /// 2888/2787 and Scatter 3045/3076 -> 2477/2511.  Streaming from 1 MiB
 /// instead lost up to 2x at 1-4 MiB, where the block stays in the cache.
-/// `landing`: the call's choice ([`Landing`]; `Stream` when
+/// `landing`: the call's choice ([`LandingStores`]; `Stream` when
 /// `call_streams` said so for the whole call).
 ///
 /// # Safety
 /// `src` readable and `dst` writable for `len` bytes.
-pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize, landing: Landing) -> bool {
+pub unsafe fn copy_local(dst: *mut u8, src: *const u8, len: usize, landing: LandingStores) -> bool {
     let apart = src as usize + len <= dst as usize || dst as usize + len <= src as usize;
     if apart && landing.streams(len) {
         // SAFETY: forwarded contract; the ranges do not overlap.
@@ -465,7 +465,7 @@ pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{copy, copy_local, copy_streaming, Isa, Landing};
+    use super::{copy, copy_local, copy_streaming, Isa, LandingStores};
 
     /// `copy_twice` and its vector loops: lengths around the loops' edges
     /// (one, two and three vectors and their neighbours), destinations
@@ -577,7 +577,9 @@ mod tests {
         if n == usize::MAX {
             let (src, mut dst) = (vec![7u8; 4096], vec![0u8; 4096]);
             // SAFETY: both vectors hold 4096 bytes.
-            assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, Landing::BySize) });
+            assert!(!unsafe {
+                copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, LandingStores::BySize)
+            });
             assert_eq!(src, dst);
             return;
         }
@@ -585,7 +587,7 @@ mod tests {
         let mut dst = vec![0u8; n];
         let landed = super::landed_nontemporal();
         // SAFETY: both vectors hold n bytes.
-        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, Landing::BySize) });
+        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, LandingStores::BySize) });
         assert_eq!(src, dst);
         // Counted (other tests may count concurrently: at least these).
         assert!(super::landed_nontemporal() - landed >= n as u64);
@@ -594,22 +596,22 @@ mod tests {
         let expect: Vec<u8> = both[..n].to_vec();
         let p = both.as_mut_ptr();
         // SAFETY: [p, p + n) and [p + 64, p + 64 + n) lie within `both`.
-        assert!(!unsafe { copy_local(p.add(64), p, n, Landing::Stream) });
+        assert!(!unsafe { copy_local(p.add(64), p, n, LandingStores::Stream) });
         assert_eq!(&both[64..], &expect[..]);
         let expect: Vec<u8> = both[64..].to_vec();
         // SAFETY: as above.
-        assert!(!unsafe { copy_local(p, p.add(64), n, Landing::Stream) });
+        assert!(!unsafe { copy_local(p, p.add(64), n, LandingStores::Stream) });
         assert_eq!(&both[..n], &expect[..]);
         // A short copy streams when its call asks (`call_streams`), and a
         // long one stays cached when its call asks that (`shm::trials`).
         let (src, mut dst) = (vec![9u8; 4096], vec![0u8; 4096]);
         // SAFETY: both vectors hold 4096 bytes.
-        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, Landing::Stream) });
+        assert!(unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), 4096, LandingStores::Stream) });
         assert_eq!(src, dst);
         let src: Vec<u8> = (0..n).map(|i| (i % 241) as u8).collect();
         let mut dst = vec![0u8; n];
         // SAFETY: both vectors hold n bytes.
-        assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, Landing::Cache) });
+        assert!(!unsafe { copy_local(dst.as_mut_ptr(), src.as_ptr(), n, LandingStores::Cache) });
         assert_eq!(src, dst);
     }
 

@@ -2,7 +2,7 @@
 //! anything else goes through Open MPI's convertor.  Processes may use
 //! different datatypes with the same type signature; the stream is the same.
 
-use crate::kernels::copy::{self, Landing};
+use crate::kernels::copy::{self, LandingStores};
 use crate::ompi::dtype::{self, Movement};
 use crate::ompi::ffi::{self, Convertor, Dtype, DtypeInfo};
 
@@ -88,7 +88,7 @@ impl TypedBuf {
     /// Copies this buffer into `dst` within this process (send-to-self);
     /// `landing`: which stores, when the two are one byte range each
     /// (`copy::copy_local`).
-    pub fn copy_to(&self, dst: &TypedBuf, landing: Landing) -> bool {
+    pub fn copy_to(&self, dst: &TypedBuf, landing: LandingStores) -> bool {
         // Both sides one byte range of the same length (a process's own
         // block in Gather, Allgather, Alltoall, Scatter, almost always):
         // one copy (`copy_local`).  Open MPI's ompi_datatype_sndrcv runs its datatype
@@ -146,7 +146,7 @@ pub struct SelfCopy {
     pending: Option<(TypedBuf, TypedBuf)>,
     ok: bool,
     /// Which stores the copy uses (`landing`).
-    landing: Landing,
+    landing: LandingStores,
 }
 
 impl SelfCopy {
@@ -155,7 +155,7 @@ impl SelfCopy {
         SelfCopy {
             pending: from.map(|f| (f, to)),
             ok: true,
-            landing: Landing::BySize,
+            landing: LandingStores::BySize,
         }
     }
 
@@ -164,12 +164,12 @@ impl SelfCopy {
         SelfCopy {
             pending: None,
             ok: true,
-            landing: Landing::BySize,
+            landing: LandingStores::BySize,
         }
     }
 
     /// The same copy with the stores its call chose (`Shared::landing`).
-    pub fn landing(self, landing: Landing) -> SelfCopy {
+    pub fn landing(self, landing: LandingStores) -> SelfCopy {
         SelfCopy { landing, ..self }
     }
 

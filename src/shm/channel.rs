@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use tracing::{debug, info, trace, warn};
 
-use crate::kernels::copy::{self, Landing};
+use crate::kernels::copy::{self, LandingStores};
 use crate::ompi::call::Coll;
 use crate::ompi::combine::CombinerMemo;
 use crate::ompi::ffi::{self, Crowding, RawParams};
@@ -79,7 +79,7 @@ pub struct Shared {
     /// The stores the current call lands with when its size class is tried
     /// or decided (`trials`; set and cleared as `call_path`); `BySize`:
     /// the size rules decide (`land_call`, `copy::streams`).
-    pub call_landing: Landing,
+    pub call_landing: LandingStores,
     /// The size classes' trials of single copy against the queues.
     pub trials: Trials,
     /// The `coll_sharm_<op>_rules` every process agreed on (rank 0's).
@@ -281,7 +281,7 @@ impl Shared {
             single: None,
             single_used: false,
             call_path: None,
-            call_landing: Landing::BySize,
+            call_landing: LandingStores::BySize,
             trials: Trials::new(params.single_copy_trials, params.single_copy_retry_after),
             combiners: CombinerMemo::default(),
             spares: Vec::new(),
@@ -310,9 +310,10 @@ impl Shared {
     /// block counted (8 MiB landed, so the root's own block streamed): the
     /// trials timed 866 and 1253 us against 674 and 752 without, and then
     /// took the queues (2026-11-30, verbose 10, two launches each).
-    pub fn land_call(&mut self, bytes: usize) -> Landing {
-        let stream =
-            self.call_landing == Landing::BySize && !self.crowded() && copy::call_streams(bytes);
+    pub fn land_call(&mut self, bytes: usize) -> LandingStores {
+        let stream = self.call_landing == LandingStores::BySize
+            && !self.crowded()
+            && copy::call_streams(bytes);
         self.streaming_call = stream;
         if stream && !CALL_STREAMS_SAID.swap(true, Ordering::Relaxed) {
             trace!(
@@ -325,9 +326,9 @@ impl Shared {
     /// The stores the current call's copies into receive buffers use: its
     /// size class's choice (`call_landing`), else every copy non-temporal
     /// once `land_call` said so, else by each copy's size.
-    pub fn landing(&self) -> Landing {
+    pub fn landing(&self) -> LandingStores {
         match self.call_landing {
-            Landing::BySize if self.streaming_call => Landing::Stream,
+            LandingStores::BySize if self.streaming_call => LandingStores::Stream,
             chosen => chosen,
         }
     }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use tracing::debug;
 
-use crate::kernels::copy::Landing;
+use crate::kernels::copy::LandingStores;
 use crate::ompi::call::Coll;
 use crate::ompi::params::SingleCopyMode;
 use crate::shm::channel::Shared;
@@ -91,7 +91,7 @@ impl Shared {
         self.call_landing = route.landing;
         let ok = call(self);
         self.call_path = None;
-        self.call_landing = Landing::BySize;
+        self.call_landing = LandingStores::BySize;
         ok
     }
 

@@ -56,7 +56,7 @@
 
 use std::collections::HashMap;
 
-use crate::kernels::copy::Landing;
+use crate::kernels::copy::LandingStores;
 use crate::ompi::call::Coll;
 
 /// How a call's streams move while its size class is tried, and once the
@@ -84,7 +84,7 @@ impl StreamPath {
 /// call costs a few µs whatever it moves.
 pub const SINGLE_FLOOR: usize = 32 << 10;
 
-/// The least bytes in all from which a call's landing (`Landing`) is
+/// The least bytes in all from which a call's landing (`LandingStores`) is
 /// tried.  Below it the result stays in the cache for the application's
 /// next read, a gain the call's own time does not show; and there the
 /// size rule measured streaming as a loss (np=2 Alltoall of 2 MiB landing
@@ -108,16 +108,16 @@ pub struct Route {
     /// (`Shared::single_copy`).
     pub path: Option<StreamPath>,
     /// `BySize`: the size rules (`copy::streams`, `Shared::land_call`).
-    pub landing: Landing,
+    pub landing: LandingStores,
 }
 
 impl Route {
     /// How the verdict lines name it.
     fn name(self) -> String {
         let landing = match self.landing {
-            Landing::BySize => None,
-            Landing::Stream => Some("landing non-temporal"),
-            Landing::Cache => Some("landing cached"),
+            LandingStores::BySize => None,
+            LandingStores::Stream => Some("landing non-temporal"),
+            LandingStores::Cache => Some("landing cached"),
         };
         match (self.path, landing) {
             (Some(path), None) => path.name().to_string(),
@@ -131,7 +131,7 @@ impl Route {
     /// landing's raised by 16/15 ([`STREAMED_AT_MOST_SIXTEENTHS`]).
     fn weighed(self, ns: u64) -> u64 {
         match self.landing {
-            Landing::Stream => ns.saturating_mul(16) / STREAMED_AT_MOST_SIXTEENTHS,
+            LandingStores::Stream => ns.saturating_mul(16) / STREAMED_AT_MOST_SIXTEENTHS,
             _ => ns,
         }
     }
@@ -161,10 +161,10 @@ impl Asks {
         } else {
             &[None]
         };
-        let landings: &[Landing] = if self.landing {
-            &[Landing::Cache, Landing::Stream]
+        let landings: &[LandingStores] = if self.landing {
+            &[LandingStores::Cache, LandingStores::Stream]
         } else {
-            &[Landing::BySize]
+            &[LandingStores::BySize]
         };
         landings
             .iter()
@@ -435,7 +435,7 @@ mod tests {
     fn on(path: StreamPath) -> Route {
         Route {
             path: Some(path),
-            landing: Landing::BySize,
+            landing: LandingStores::BySize,
         }
     }
 
@@ -548,7 +548,7 @@ mod tests {
     /// another round names it.
     #[test]
     fn paths_and_landings_are_tried_together() {
-        use Landing::*;
+        use LandingStores::*;
         use StreamPath::*;
         let (c, b) = (Coll::Allgather, 16u64 << 20);
         let route = |path, landing| Route {
@@ -599,20 +599,23 @@ mod tests {
         };
         let decide = |all: &[[u64; MOST_ROUTES]]| {
             let mut t = Trials::new(1, 0);
-            assert_eq!(t.plan(c, b, LANDING), Plan::Try(landing(Landing::Cache)));
+            assert_eq!(
+                t.plan(c, b, LANDING),
+                Plan::Try(landing(LandingStores::Cache))
+            );
             t.decide(c, b, all)
         };
         let (route, line) = decide(&[two(1600, 1499)]);
-        assert_eq!(route, landing(Landing::Stream));
+        assert_eq!(route, landing(LandingStores::Stream));
         assert!(
             line.contains("bytes in all: landing cached 1.6 us, landing non-temporal 1.5 us (")
                 && line.ends_with("each): landing non-temporal from now on"),
             "{line}"
         );
-        assert_eq!(decide(&[two(1600, 1500)]).0, landing(Landing::Cache));
+        assert_eq!(decide(&[two(1600, 1500)]).0, landing(LandingStores::Cache));
         assert_eq!(
             decide(&[two(1600, 1000), two(1000, 1590)]).0,
-            landing(Landing::Cache)
+            landing(LandingStores::Cache)
         );
     }
 
