@@ -96,7 +96,7 @@ pub const LANDING_TRIALS_FROM: u64 = 2 << 20;
 /// application pays for a streamed result when it next reads it from
 /// memory, which the call's time does not show, so a near tie keeps the
 /// result cached.
-const STREAMED_AT_MOST_SIXTEENTHS: u64 = 15;
+const STREAMED_BELOW_SIXTEENTHS: u64 = 15;
 
 /// The most routes a round compares: two paths, each with two landings.
 pub const MOST_ROUTES: usize = 4;
@@ -128,10 +128,10 @@ impl Route {
     }
 
     /// Its slowest process's time as the verdict weighs it: a non-temporal
-    /// landing's raised by 16/15 ([`STREAMED_AT_MOST_SIXTEENTHS`]).
+    /// landing's raised by 16/15 ([`STREAMED_BELOW_SIXTEENTHS`]).
     fn weighed(self, ns: u64) -> u64 {
         match self.landing {
-            LandingStores::Stream => ns.saturating_mul(16) / STREAMED_AT_MOST_SIXTEENTHS,
+            LandingStores::Stream => ns.saturating_mul(16) / STREAMED_BELOW_SIXTEENTHS,
             _ => ns,
         }
     }
