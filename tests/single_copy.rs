@@ -983,13 +983,13 @@ fn landing_is_tried_cached_and_non_temporal_then_kept() {
 
 /// Under `auto` with single copy permitted, the same collectives try their
 /// landing on both paths, four routes together (every cached route first,
-/// the paths in runs of two): the
-/// checker's `landing_trials=2,cma` mode requires of every call that
-/// `coll_sharm_<op>_single_copy` moves exactly on the single-copy routes
-/// and `coll_sharm_nontemporal_bytes` grows only on the non-temporal ones
-/// (by all this process lands on the queues), and fails when the path and
-/// the landing are tried one after the other or not at all.  Both
-/// processes name the four routes' times and the same verdict.
+/// the paths in runs of two): the checker's `landing_trials=2,cma` mode
+/// requires of every call that `coll_sharm_<op>_single_copy` moves exactly
+/// on the single-copy routes and `coll_sharm_nontemporal_bytes` grows only
+/// on the non-temporal ones (by all this process lands on the queues), and
+/// fails when the path and the landing are tried one after the other or
+/// not at all.  Both processes name the four routes' times and the same
+/// verdict.
 #[test]
 fn paths_and_landings_are_tried_together() {
     if cores() < 2 {
