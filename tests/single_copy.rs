@@ -1053,3 +1053,30 @@ fn landing_trials_off_or_out_of_range() {
         "reported:\n{out}"
     );
 }
+
+/// A `coll_sharm_single_copy_min_size` that splits a size class (3 MiB
+/// inside the class of 2–4 MiB in all): Bcasts of 3.5 and 2.5 MiB in turn
+/// under `auto` with trials.  The class is tried for its landing only, so
+/// that its calls below the floor never go by single copy (the checker
+/// fails a 2.5 MiB call whose single-copy counter moves); its verdict
+/// names no single-copy route.  Before the class's floor was compared, its
+/// first call (3.5 MiB) gave it single-copy routes that the 2.5 MiB calls
+/// took too.
+#[test]
+fn a_floor_inside_a_size_class_keeps_its_calls_below_off_single_copy() {
+    if cores() < 2 {
+        eprintln!("skipped: needs 2 cores for a core per process");
+        return;
+    }
+    let (above, below) = ((7 << 20) / 8, (5 << 20) / 8); // ints: 3.5, 2.5 MiB
+    let out = trials_run(
+        &format!("split_class={above},{below}"),
+        &[("coll_sharm_single_copy_min_size", "3145728")],
+    );
+    let said = verdicts(&out, "MPI_Bcast", "landing non-temporal");
+    assert!(
+        said[0].starts_with("2097152..4194303 bytes in all: ") && !said[0].contains("single copy"),
+        "the 2-4 MiB class tries its landing alone: {}",
+        said[0]
+    );
+}

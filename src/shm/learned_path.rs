@@ -13,7 +13,9 @@ use crate::ompi::call::Coll;
 use crate::ompi::params::SingleCopyMode;
 use crate::shm::channel::Shared;
 use crate::shm::queue::{Pos, Readers, INLINE_BYTES};
-use crate::shm::trials::{Asks, Plan, Route, LANDING_TRIALS_FROM, MOST_ROUTES, SINGLE_FLOOR};
+use crate::shm::trials::{
+    class_floor, Asks, Plan, Route, LANDING_TRIALS_FROM, MOST_ROUTES, SINGLE_FLOOR,
+};
 
 impl Shared {
     /// Whether this channel's large calls learn their path at all: under
@@ -32,9 +34,14 @@ impl Shared {
     /// again within the call) from [`LANDING_TRIALS_FROM`], unless the
     /// parameters fix the landing.  Both only with a core per process.
     fn asks(&self, coll: Coll, bytes: u64) -> Asks {
+        // The size class's least call, not this one, meets the floor: a
+        // class keeps the routes its first call asked for, so a floor that
+        // splits a class (a `coll_sharm_single_copy_min_size` that is not a
+        // power of two) would let its calls below the floor take single
+        // copy on a trial route.
         let path = self.trials_apply()
             && self.single.is_some()
-            && bytes >= self.params.single_copy_min_size.max(SINGLE_FLOOR) as u64;
+            && class_floor(bytes) >= self.params.single_copy_min_size.max(SINGLE_FLOOR) as u64;
         let copies = matches!(
             coll,
             Coll::Bcast
@@ -45,7 +52,7 @@ impl Shared {
                 | Coll::Alltoall
         );
         let landing = copies
-            && bytes >= LANDING_TRIALS_FROM
+            && class_floor(bytes) >= LANDING_TRIALS_FROM
             && self.params.single_copy_trials > 0
             && self.params.nontemporal_landing_trials
             && self.params.nontemporal_landing_min_size.is_none()

@@ -183,6 +183,12 @@ fn class(coll: Coll, bytes: u64) -> Class {
     (coll, bytes.max(1).ilog2())
 }
 
+/// The fewest bytes in all a call of the size class of `bytes` has: the
+/// power of two at or below them (1 for an empty call).
+pub fn class_floor(bytes: u64) -> u64 {
+    1 << bytes.max(1).ilog2()
+}
+
 /// One size class's state.
 enum ClassState {
     /// The routes compared (`Asks::routes`) and how many paths each
@@ -418,6 +424,15 @@ fn median(ns: &[u64]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_class_floor_is_the_least_call_of_its_class() {
+        assert_eq!(class_floor(0), 1);
+        assert_eq!(class_floor(1), 1);
+        assert_eq!(class_floor((3 << 20) + 5), 2 << 20);
+        assert_eq!(class_floor(4 << 20), 4 << 20);
+        assert_eq!(class_floor((4 << 20) - 1), 2 << 20);
+    }
 
     const PATH: Asks = Asks {
         path: true,

@@ -758,7 +758,7 @@ int main(int argc, char **argv)
                      strcmp(argv[1], "crowded"))) {
         fprintf(stderr, "usage: single_copy_check cma|queues|any|crowded "
                         "[undumpable|landing=N|reductions=N|allreduce=N|bcasts=N|quiet=N|trials=T[,R]|"
-                        "landing_trials=T[,cma]]\n");
+                        "landing_trials=T[,cma]|split_class=BIG,SMALL]\n");
         return 2;
     }
     if (argc > 2 && strcmp(argv[2], "undumpable") == 0)
@@ -791,6 +791,24 @@ int main(int argc, char **argv)
     /* "landing_trials=T[,cma]": only the calls whose landing is tried. */
     if (argc > 2 && strncmp(argv[2], "landing_trials=", 15) == 0) {
         test_landing_trials(atoi(argv[2] + 15), strstr(argv[2], ",cma") ? 4 : 2);
+        goto done;
+    }
+    /* "split_class=BIG,SMALL": Bcasts of BIG and of SMALL ints in turn, 24
+     * rounds, the first of each pair from or above
+     * coll_sharm_single_copy_min_size and the second below it, both in one
+     * size class: the second must never go by single copy. */
+    if (argc > 2 && strncmp(argv[2], "split_class=", 12) == 0) {
+        const char *small = strchr(argv[2] + 12, ',');
+        if (!small) {
+            fprintf(stderr, "split_class=BIG,SMALL\n");
+            return 2;
+        }
+        for (int round = 0; round < 24; round++) {
+            expect_cma = -1;
+            test_bcast(atoi(argv[2] + 12), 1);
+            expect_cma = 0;
+            test_bcast(atoi(small + 1), 1);
+        }
         goto done;
     }
     /* "trials=T[,R]": only the calls whose path is tried, T calls a path,
