@@ -810,14 +810,15 @@ fn trials_run(mode: &str, mca: &[(&str, &str)]) -> String {
     run(2, "any", &all, &[], &[mode])
 }
 
-/// The verdict lines about `op` that contain `tail`, from every process
+/// The verdict lines about `op` that contain `tail` (not verbose 100's
+/// lines of single trial calls), from every process
 /// (the output holds each one's stderr file too), after "`op` of "; at
 /// least two, all alike (the processes agree).
 fn verdicts(out: &str, op: &str, tail: &str) -> Vec<String> {
     let said: Vec<String> = out
         .lines()
         .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
-        .filter(|v| v.contains(" bytes in all: ") && v.contains(tail))
+        .filter(|v| v.contains(" bytes in all: ") && v.contains(" from now on") && v.contains(tail))
         .map(str::to_owned)
         .collect();
     assert!(
@@ -1061,7 +1062,7 @@ fn landing_trials_off_or_out_of_range() {
 /// fails a 2.5 MiB call whose single-copy counter moves); its verdict
 /// names no single-copy route.  Before the class's floor was compared, its
 /// first call (3.5 MiB) gave it single-copy routes that the 2.5 MiB calls
-/// took too.
+/// took too.  Verbose 100 names each trial call's route.
 #[test]
 fn a_floor_inside_a_size_class_keeps_its_calls_below_off_single_copy() {
     if cores() < 2 {
@@ -1069,9 +1070,30 @@ fn a_floor_inside_a_size_class_keeps_its_calls_below_off_single_copy() {
         return;
     }
     let (above, below) = ((7 << 20) / 8, (5 << 20) / 8); // ints: 3.5, 2.5 MiB
-    let out = trials_run(
-        &format!("split_class={above},{below}"),
-        &[("coll_sharm_single_copy_min_size", "3145728")],
+    let out = run(
+        2,
+        "any",
+        &[
+            ("coll_sharm_single_copy", "auto"),
+            ("coll_sharm_single_copy_trials", "2"),
+            ("coll_sharm_single_copy_min_size", "3145728"),
+            ("coll_sharm_verbose", "100"),
+        ],
+        &[],
+        &[&format!("split_class={above},{below}")],
+    );
+    // Verbose 100 says each trial call: both landings are tried, and the
+    // calls below the floor take part.
+    for line in [
+        "bytes in all: trial on landing cached took ".to_string(),
+        "bytes in all: trial on landing non-temporal took ".to_string(),
+        format!("MPI_Bcast of {} bytes in all: trial on landing", below * 4),
+    ] {
+        assert!(out.contains(&line), "{line}:\n{out}");
+    }
+    assert!(
+        !out.contains("trial on single copy") && !out.contains("trial on the queues"),
+        "no path is tried in the class:\n{out}"
     );
     let said = verdicts(&out, "MPI_Bcast", "landing non-temporal");
     assert!(

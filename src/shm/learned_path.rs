@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use tracing::debug;
+use tracing::{debug, trace};
 
 use crate::kernels::copy::LandingStores;
 use crate::ompi::call::Coll;
@@ -77,6 +77,12 @@ impl Shared {
                 let started = Instant::now();
                 let ok = self.on_route(route, call);
                 let ns = started.elapsed().as_nanos() as u64;
+                trace!(
+                    "{} of {bytes} bytes in all: trial on {} took {:.1} us",
+                    coll.name(),
+                    route.name(),
+                    ns as f64 / 1e3
+                );
                 self.trials.took(coll, bytes, ns);
                 return ok;
             }

@@ -113,7 +113,7 @@ pub struct Route {
 
 impl Route {
     /// How the verdict lines name it.
-    fn name(self) -> String {
+    pub fn name(self) -> String {
         let landing = match self.landing {
             LandingStores::BySize => None,
             LandingStores::Stream => Some("landing non-temporal"),
