@@ -839,6 +839,8 @@ fn verdicts(out: &str, op: &str, tail: &str) -> Vec<String> {
 /// keeps one path; both processes say the same verdict for every one at
 /// verbose 10, after timing both paths.  Without the trials every call
 /// would follow the set-up floors and the checker's alternation would fail.
+/// Each verdict is then checked on the 2 calls after it: both processes
+/// say the same check (without it, no such line).
 #[test]
 fn auto_tries_both_paths_then_keeps_the_faster() {
     if cores() < 2 {
@@ -852,6 +854,21 @@ fn auto_tries_both_paths_then_keeps_the_faster() {
         " from now on",
         &["lower median of 2 calls each): "],
     );
+    for op in TRIED {
+        let checks: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.split(&format!("{op} of ")).nth(1))
+            .filter(|v| v.contains(" bytes in all, checked: "))
+            .collect();
+        assert!(
+            checks.len() >= 2
+                && checks.iter().all(|c| *c == checks[0])
+                && checks[0].contains(
+                    " in the 2 calls after its verdict (the slowest process's lower median), "
+                ),
+            "{op}: every process checks its verdict alike:\n{out}"
+        );
+    }
 }
 
 /// Every process's first verdict about each of `ops` (`verdicts` with

@@ -201,8 +201,41 @@ enum ClassState {
         took: Vec<Vec<u64>>,
         before: Option<Route>,
     },
-    /// The route, and the calls made on it since it was decided.
-    Decided { route: Route, calls: usize },
+    /// The route, the calls made on it since it was decided, and the
+    /// verdict's check while it runs (`Check`).
+    Decided {
+        route: Route,
+        calls: usize,
+        check: Option<Check>,
+    },
+}
+
+/// A verdict checked on the calls after it.  Why: a verdict rests on a few
+/// calls of each route, and one process's slow calls of one route can tip
+/// it.  On 2026-11-30 an np=2 Allgather of 8 MiB in all kept the queues
+/// (their slowest process 1192 us against single copy's 1263, which one
+/// process timed at 1202-1471 and the other at 913-1021), then ran the
+/// queues in 1642 us, where single copy ran 930-1216 in other launches.
+/// So the `per_route` calls after a verdict are timed too, and the verdict
+/// taken again with the decided route's time from them in place of its
+/// trials' time; a route that loses that way gives way to the one that
+/// wins, itself checked the same way unless it was checked already.  Each
+/// route is checked at most once a round, so a class settles within
+/// `MOST_ROUTES` checks.  A trial call times above the calls after it
+/// (it follows calls of other routes), so the check is biased towards
+/// keeping the verdict, not away from it.
+struct Check {
+    /// The round's routes, as `Asks::routes` lists them.
+    routes: Vec<Route>,
+    /// Each route's slowest-process time the verdict weighed, the checked
+    /// routes' from their calls after it.
+    slowest: Vec<u64>,
+    /// Which routes have been checked.
+    checked: Vec<bool>,
+    /// The route under check (its index in `routes`).
+    at: usize,
+    /// Its calls' times so far in ns.
+    took: Vec<u64>,
 }
 
 impl ClassState {
@@ -226,10 +259,12 @@ impl ClassState {
 pub enum Plan {
     /// Not a call that is tried: the floors and size rules decide.
     Floors,
-    /// A trial call: time it and hand the time to `Trials::took`.
+    /// A trial call, or a call after a verdict that checks it (`Check`):
+    /// time it and hand the time to `Trials::took`.
     Try(Route),
-    /// The trials are done: share the medians (`Trials::medians`), decide
-    /// (`Trials::decide`), then run the call on the route decided.
+    /// The trials, or a verdict's check calls, are done: share the medians
+    /// (`Trials::medians`), decide (`Trials::decide`), then run the call on
+    /// the route decided.
     Decide,
     /// Decided earlier.
     Use(Route),
@@ -267,15 +302,23 @@ impl Trials {
             .entry(class(coll, bytes))
             .or_insert_with(|| ClassState::trying(asks, per_route, None));
         // A decided class whose calls ran out starts a new round of trials.
-        if let ClassState::Decided { route, calls } = state {
+        if let ClassState::Decided { route, calls, .. } = state {
             if retry_after > 0 && *calls >= retry_after {
                 *state = ClassState::trying(asks, per_route, Some(*route));
             }
         }
         match state {
-            ClassState::Decided { route, calls } => {
+            ClassState::Decided {
+                route,
+                calls,
+                check,
+            } => {
                 *calls += 1;
-                Plan::Use(*route)
+                match check {
+                    None => Plan::Use(*route),
+                    Some(c) if c.took.len() >= per_route => Plan::Decide,
+                    Some(_) => Plan::Try(*route),
+                }
             }
             ClassState::Trying { routes, calls, .. } if *calls >= routes.len() * per_route => {
                 Plan::Decide
@@ -289,9 +332,16 @@ impl Trials {
         }
     }
 
-    /// The trial call `plan` gave for `coll` of `bytes` took `ns`.
+    /// The trial call `plan` gave for `coll` of `bytes` took `ns` (a call
+    /// of a route under check too).
     pub fn took(&mut self, coll: Coll, bytes: u64, ns: u64) {
         let per_route = self.per_route;
+        if let Some(ClassState::Decided { check: Some(c), .. }) =
+            self.classes.get_mut(&class(coll, bytes))
+        {
+            c.took.push(ns);
+            return;
+        }
         if let Some(ClassState::Trying {
             paths, calls, took, ..
         }) = self.classes.get_mut(&class(coll, bytes))
@@ -302,13 +352,18 @@ impl Trials {
     }
 
     /// This process's lower median time of each route of the class of
-    /// (`coll`, `bytes`) in ns, in `Asks::routes`' order (0 past them).
+    /// (`coll`, `bytes`) in ns, in `Asks::routes`' order (0 past them); for
+    /// a verdict under check, its route's calls since, first.
     pub fn medians(&self, coll: Coll, bytes: u64) -> [u64; MOST_ROUTES] {
         let mut out = [0; MOST_ROUTES];
-        if let Some(ClassState::Trying { took, .. }) = self.classes.get(&class(coll, bytes)) {
-            for (m, ns) in out.iter_mut().zip(took) {
-                *m = median(ns);
+        match self.classes.get(&class(coll, bytes)) {
+            Some(ClassState::Trying { took, .. }) => {
+                for (m, ns) in out.iter_mut().zip(took) {
+                    *m = median(ns);
+                }
             }
+            Some(ClassState::Decided { check: Some(c), .. }) => out[0] = median(&c.took),
+            _ => {}
         }
         out
     }
@@ -328,6 +383,31 @@ impl Trials {
         all: &[[u64; MOST_ROUTES]],
     ) -> (Route, String) {
         let key = class(coll, bytes);
+        if let Some(ClassState::Decided {
+            route,
+            check: check @ Some(_),
+            ..
+        }) = self.classes.get_mut(&key)
+        {
+            let c = check.as_mut().expect("matched Some");
+            let (next, line) = c.settle(all, self.per_route);
+            let checked = c.checked[next];
+            *route = c.routes[next];
+            if checked {
+                *check = None;
+            } else {
+                c.at = next;
+                c.took.clear();
+            }
+            let class = key.1;
+            let line = format!(
+                "{} of {}..{} bytes in all, checked: {line}",
+                coll.name(),
+                1u64 << class,
+                (1u64 << class) * 2 - 1,
+            );
+            return (*route, line);
+        }
         let (routes, before) = match self.classes.get(&key) {
             Some(ClassState::Trying { routes, before, .. }) => (routes.clone(), *before),
             _ => (
@@ -342,12 +422,23 @@ impl Trials {
         let slowest: Vec<u64> = (0..routes.len())
             .map(|i| all.iter().map(|m| m[i]).max().unwrap_or(0))
             .collect();
-        let best = (0..routes.len())
-            .min_by_key(|&i| (routes[i].weighed(slowest[i]), i))
-            .unwrap_or(0);
+        let best = fastest(&routes, &slowest);
         let route = routes[best];
-        self.classes
-            .insert(key, ClassState::Decided { route, calls: 0 });
+        let check = (routes.len() > 1).then(|| Check {
+            checked: vec![false; routes.len()],
+            routes: routes.clone(),
+            slowest: slowest.clone(),
+            at: best,
+            took: Vec::with_capacity(self.per_route),
+        });
+        self.classes.insert(
+            key,
+            ClassState::Decided {
+                route,
+                calls: 0,
+                check,
+            },
+        );
         let again = match (before, self.retry_after) {
             (Some(was), calls) => {
                 format!(" (tried again after {calls} calls; before: {})", was.name())
@@ -371,6 +462,72 @@ impl Trials {
             route.name(),
         );
         (route, line)
+    }
+}
+
+/// The index of the fastest of `routes` by their slowest process's times
+/// (`slowest`), weighed (`Route::weighed`), ties to the earlier.
+fn fastest(routes: &[Route], slowest: &[u64]) -> usize {
+    (0..routes.len())
+        .min_by_key(|&i| (routes[i].weighed(slowest[i]), i))
+        .unwrap_or(0)
+}
+
+impl Check {
+    /// Takes the verdict again with the route under check timed by every
+    /// process's lower median of its `per_route` calls (`all[p][0]`): the
+    /// route to run from now on, and what the verbose line says.
+    fn settle(&mut self, all: &[[u64; MOST_ROUTES]], per_route: usize) -> (usize, String) {
+        let ran = all.iter().map(|m| m[0]).max().unwrap_or(0);
+        let at = self.at;
+        self.slowest[at] = ran;
+        self.checked[at] = true;
+        let next = fastest(&self.routes, &self.slowest);
+        let us = |ns: u64| ns as f64 / 1e3;
+        let calls = match per_route {
+            1 => "the call".to_string(),
+            n => format!("the {n} calls"),
+        };
+        let mut line = format!(
+            "{} ran {:.1} us in {calls} after its verdict (the slowest process's lower median)",
+            self.routes[at].name(),
+            us(ran),
+        );
+        // The runner-up: the fastest of the others, as the verdict weighs.
+        let others: Vec<u64> = (0..self.routes.len())
+            .map(|i| {
+                if i == at {
+                    u64::MAX
+                } else {
+                    self.routes[i].weighed(self.slowest[i])
+                }
+            })
+            .collect();
+        if let Some(r) = (0..others.len()).min_by_key(|&i| (others[i], i)) {
+            if r != at {
+                let when = if self.checked[r] {
+                    "on its own calls"
+                } else {
+                    "in the trials"
+                };
+                line += &format!(
+                    ", {} {:.1} us {when}",
+                    self.routes[r].name(),
+                    us(self.slowest[r])
+                );
+            }
+        }
+        if next == at {
+            line += ": kept";
+        } else if self.checked[next] {
+            line += &format!(": {} instead, for good", self.routes[next].name());
+        } else {
+            line += &format!(
+                ": {} instead, checked the same way",
+                self.routes[next].name()
+            );
+        }
+        (next, line)
     }
 }
 
@@ -459,6 +616,26 @@ mod tests {
         [a, b, 0, 0]
     }
 
+    /// The `per_route` calls after a verdict on `route`, timed at `ns`
+    /// each, and the check they lead to, with every process's time `all`
+    /// (this one's from its calls when None): the route and the line.
+    fn check(
+        t: &mut Trials,
+        (c, b, asks): (Coll, u64, Asks),
+        route: Route,
+        ns: u64,
+        all: Option<&[[u64; MOST_ROUTES]]>,
+    ) -> (Route, String) {
+        for _ in 0..t.per_route {
+            assert_eq!(t.plan(c, b, asks), Plan::Try(route));
+            t.took(c, b, ns);
+        }
+        assert_eq!(t.plan(c, b, asks), Plan::Decide);
+        let mine = t.medians(c, b);
+        assert_eq!(mine, [ns, 0, 0, 0]);
+        t.decide(c, b, all.unwrap_or(&[mine]))
+    }
+
     /// A class takes queues and single copy in runs of two, `per_route`
     /// calls each, then asks for the decision, then keeps the decided path;
     /// other classes (another size, another collective) count apart.
@@ -487,8 +664,55 @@ mod tests {
             line.contains("bytes in all: the queues 700.0 us, single copy 720.0 us (the"),
             "{line}"
         );
+        // Checked on its next 2 calls, the slowest process at 650 us: kept.
+        let (kept, line) = check(
+            &mut t,
+            (c, b, PATH),
+            on(Queues),
+            600_000,
+            Some(&[two(600_000, 0), two(650_000, 0)]),
+        );
+        assert_eq!(kept, on(Queues));
+        assert!(
+            line.ends_with("4194304..8388607 bytes in all, checked: the queues ran 650.0 us in the 2 calls after its verdict (the slowest process's lower median), single copy 720.0 us in the trials: kept"),
+            "{line}"
+        );
         assert_eq!(t.plan(c, b, PATH), Plan::Use(on(Queues)));
         assert_eq!(t.plan(c, (8 << 20) - 1, PATH), Plan::Use(on(Queues)));
+    }
+
+    /// A verdict whose route runs slower on the calls after it than the
+    /// runner-up did in its trials gives way to it; that one is checked the
+    /// same way, and a route checked before wins or loses for good.
+    #[test]
+    fn a_verdict_that_runs_slower_after_it_gives_way() {
+        use StreamPath::*;
+        let (c, b) = (Coll::Allgather, 8u64 << 20);
+        let mut t = Trials::new(1, 0);
+        assert_eq!(t.plan(c, b, PATH), Plan::Try(on(Queues)));
+        t.took(c, b, 1192);
+        assert_eq!(t.plan(c, b, PATH), Plan::Try(on(Single)));
+        t.took(c, b, 1263);
+        assert_eq!(t.plan(c, b, PATH), Plan::Decide);
+        let (first, _) = t.decide(c, b, &[t.medians(c, b)]);
+        assert_eq!(first, on(Queues));
+        // The queues run 1642 after it: single copy's 1263 wins.
+        let (next, line) = check(&mut t, (c, b, PATH), on(Queues), 1642, None);
+        assert_eq!(next, on(Single));
+        assert!(
+            line.ends_with("checked: the queues ran 1.6 us in the call after its verdict (the slowest process's lower median), single copy 1.3 us in the trials: single copy instead, checked the same way"),
+            "{line}"
+        );
+        // Single copy runs 1700 after it: the queues' own 1642 wins, for good.
+        let (last, line) = check(&mut t, (c, b, PATH), on(Single), 1700, None);
+        assert_eq!(last, on(Queues));
+        assert!(
+            line.ends_with("single copy ran 1.7 us in the call after its verdict (the slowest process's lower median), the queues 1.6 us on its own calls: the queues instead, for good"),
+            "{line}"
+        );
+        for _ in 0..3 {
+            assert_eq!(t.plan(c, b, PATH), Plan::Use(on(Queues)));
+        }
     }
 
     /// Single copy wins only when its slowest process beats the queues'
@@ -544,9 +768,11 @@ mod tests {
             line.ends_with("single copy from now on (to be tried again after 3 calls)"),
             "{line}"
         );
-        for _ in 0..3 {
-            assert_eq!(t.plan(c, b, PATH), Plan::Use(on(Single)));
-        }
+        // The call after the verdict is timed, the next checks it (kept),
+        // and those count among the 3.
+        let (kept, _) = check(&mut t, (c, b, PATH), on(Single), 600, None);
+        assert_eq!(kept, on(Single));
+        assert_eq!(t.plan(c, b, PATH), Plan::Use(on(Single)));
         let (second, line) = round(&mut t, 500, 600);
         assert_eq!(second, on(Queues));
         assert!(
@@ -555,6 +781,7 @@ mod tests {
             ),
             "{line}"
         );
+        check(&mut t, (c, b, PATH), on(Queues), 500, None);
         assert_eq!(t.plan(c, b, PATH), Plan::Use(on(Queues)));
     }
 
@@ -595,7 +822,13 @@ mod tests {
             line.contains(": the queues landing cached 2.7 us, single copy landing cached 2.5 us, the queues landing non-temporal 2.4 us, single copy landing non-temporal 1.5 us (the slowest process's lower median of 2 calls each): single copy landing non-temporal from now on (to be tried again after 5 calls)"),
             "{line}"
         );
-        for _ in 0..5 {
+        let (kept, line) = check(&mut t, (c, b, BOTH), decided, 1500, None);
+        assert_eq!(kept, decided);
+        assert!(
+            line.ends_with("single copy landing non-temporal ran 1.5 us in the 2 calls after its verdict (the slowest process's lower median), single copy landing cached 2.5 us in the trials: kept"),
+            "{line}"
+        );
+        for _ in 0..2 {
             assert_eq!(t.plan(c, b, BOTH), Plan::Use(decided));
         }
         assert_eq!(t.plan(c, b, BOTH), Plan::Try(order[0]));
