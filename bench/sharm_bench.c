@@ -147,9 +147,9 @@ static void usage(FILE *f)
         "  --min-iters N     minimum measured iterations (default 5)\n"
         "  --max-iters N     maximum measured iterations (default 1000)\n"
         "  --min-warmup N    minimum warm-up iterations after the 4 probe\n"
-        "                    calls (default 16: 20 calls before measuring,\n"
-        "                    past sharm's trials of a size class; OSU skips\n"
-        "                    10 for large messages)\n"
+        "                    calls (default 24: 28 calls before measuring,\n"
+        "                    past sharm's trials of a size class and their\n"
+        "                    checks; OSU skips 10 for large messages)\n"
         "  --max-warmup N    maximum warm-up iterations (default 20)\n"
         "  --root R          root rank for rooted collectives (default 0)\n"
         "  --data fresh|reuse  fresh: new pattern before every iteration\n"
@@ -238,7 +238,7 @@ static int parse_options(int argc, char **argv, options_t *o)
     o->budget_s = 0.2;
     o->min_iters = 5;
     o->max_iters = 1000;
-    o->min_warmup = 16;
+    o->min_warmup = 24;
     o->max_warmup = 20;
     parse_sizes("8,512,8K,64K,1M,4M", o);
 
@@ -1366,7 +1366,9 @@ static int measure(const options_t *o, enum op_id op, size_t bytes,
      * `min_warmup` more calls before measuring, whatever the budget: a
      * library that learns from its first calls (sharm's trials take the
      * first 9 calls of a size class for its path and, from 2 MiB in all,
-     * 17 for its path and landing together, `src/shm/trials.rs`) is then
+     * 17 for its path and landing together, then checks the verdict on the
+     * next 5, and 5 more when it changes it: up to 27, `src/shm/trials.rs`)
+     * is then
      * measured as an application's loop sees it once they are done.  OSU
      * skips 10 calls of a large message, so its first measured calls of
      * 2 MiB and more include sharm's trials. */
