@@ -399,14 +399,7 @@ impl Trials {
                 c.at = next;
                 c.took.clear();
             }
-            let class = key.1;
-            let line = format!(
-                "{} of {}..{} bytes in all, checked: {line}",
-                coll.name(),
-                1u64 << class,
-                (1u64 << class) * 2 - 1,
-            );
-            return (*route, line);
+            return (*route, format!("{}, checked: {line}", label(key)));
         }
         let (routes, before) = match self.classes.get(&key) {
             Some(ClassState::Trying { routes, before, .. }) => (routes.clone(), *before),
@@ -451,18 +444,26 @@ impl Trials {
             .zip(&slowest)
             .map(|(r, ns)| format!("{} {:.1} us", r.name(), *ns as f64 / 1e3))
             .collect();
-        let class = key.1;
         let line = format!(
-            "{} of {}..{} bytes in all: {} (the slowest process's lower median of {} calls each): {} from now on{again}",
-            coll.name(),
-            1u64 << class,
-            (1u64 << class) * 2 - 1,
+            "{}: {} (the slowest process's lower median of {} calls each): {} from now on{again}",
+            label(key),
             times.join(", "),
             self.per_route,
             route.name(),
         );
         (route, line)
     }
+}
+
+/// How the verbose lines name a size class: "MPI_Bcast of 4194304..8388607
+/// bytes in all".
+fn label((coll, class): Class) -> String {
+    format!(
+        "{} of {}..{} bytes in all",
+        coll.name(),
+        1u64 << class,
+        (1u64 << class) * 2 - 1
+    )
 }
 
 /// The index of the fastest of `routes` by their slowest process's times
