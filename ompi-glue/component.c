@@ -450,11 +450,12 @@ static void register_single_copy(void)
                  NULL, OPAL_INFO_LVL_5, &param_single_copy_push);
     register_int("single_copy_trials",
                  "With coll_sharm_single_copy auto and a core per process: the first calls of "
-                 "each Bcast, Reduce, Allreduce, Gather, Scatter, Allgather(v) and Alltoall of "
-                 "at least coll_sharm_single_copy_min_size bytes in all (per power-of-two size "
-                 "class) alternate between the queues and single copy, this many calls each; "
-                 "then the processes compare the slowest one's lower median times and all take the "
-                 "faster path for that size class. 0: the set-up calibration's thresholds alone",
+                 "each Bcast, Reduce, Allreduce, Gather, Scatter, Allgather(v) and Alltoall "
+                 "(per power-of-two size class of bytes in all whose every call has at least "
+                 "coll_sharm_single_copy_min_size) alternate between the queues and single copy, "
+                 "this many calls each; then the processes compare the slowest one's lower median "
+                 "times and all take the faster path for that size class, and check that verdict "
+                 "on as many calls after it. 0: the set-up calibration's thresholds alone",
                  NULL, OPAL_INFO_LVL_5, &param_single_copy_trials);
     register_int("single_copy_retry_after",
                  "A size class that has decided its path (coll_sharm_single_copy_trials) keeps it "
