@@ -28,8 +28,11 @@ fn procname() -> &'static std::path::Path {
 
 /// `procname: rank <r> node <name>` lines, in rank order.
 fn nodes_of(text: &str) -> Vec<String> {
+    // Found anywhere in a line: with a killed rank, Open MPI 5.0's launcher
+    // wrote into the same stream, and once a rank line began after a
+    // stray character (CI on 51dd7fc).
     text.lines()
-        .filter_map(|l| l.strip_prefix("procname: rank "))
+        .filter_map(|l| Some(&l[l.find("procname: rank ")? + "procname: rank ".len()..]))
         .map(|rest| rest.split_once(" node ").expect("rank line").1.to_owned())
         .collect()
 }
