@@ -495,28 +495,20 @@ impl Check {
             us(ran),
         );
         // The runner-up: the fastest of the others, as the verdict weighs.
-        let others: Vec<u64> = (0..self.routes.len())
-            .map(|i| {
-                if i == at {
-                    u64::MAX
-                } else {
-                    self.routes[i].weighed(self.slowest[i])
-                }
-            })
-            .collect();
-        if let Some(r) = (0..others.len()).min_by_key(|&i| (others[i], i)) {
-            if r != at {
-                let when = if self.checked[r] {
-                    "on its own calls"
-                } else {
-                    "in the trials"
-                };
-                line += &format!(
-                    ", {} {:.1} us {when}",
-                    self.routes[r].name(),
-                    us(self.slowest[r])
-                );
-            }
+        let runner_up = (0..self.routes.len())
+            .filter(|&i| i != at)
+            .min_by_key(|&i| (self.routes[i].weighed(self.slowest[i]), i));
+        if let Some(r) = runner_up {
+            let when = if self.checked[r] {
+                "on its own calls"
+            } else {
+                "in the trials"
+            };
+            line += &format!(
+                ", {} {:.1} us {when}",
+                self.routes[r].name(),
+                us(self.slowest[r])
+            );
         }
         if next == at {
             line += ": kept";
