@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 #include <x86intrin.h>
+// Build: gcc -O2 -mcldemote -o ag allgather-pipeline.c -lpthread
+// Run: ./ag BYTES FRAGMENT FRESH(0|1) ORDER(0 lockstep|1 writes first|2 fused) REPS [NT_SLOTS REP_MOVSB CLDEMOTE]
 // np=2 Allgather through two queues: each side fills its slots from its
 // user block (and copies it to its own place, fused), and copies the peer's
 // slots out.  order 0: lockstep (write k, read k); 1: all writes then reads.
@@ -29,6 +31,14 @@ __attribute__((target("avx512f"))) static void cp2(char*d,char*d2,const char*s,s
     if(ntw){_mm512_stream_si512((void*)(d+i),a);_mm512_stream_si512((void*)(d+i+64),b);} else {_mm512_store_si512(d+i,a);_mm512_store_si512(d+i+64,b);}
     _mm512_storeu_si512(d2+i,a);_mm512_storeu_si512(d2+i+64,b);}
   if(ntw)_mm_sfence();}
+__attribute__((target("avx512f"))) static void fused(char*d,char*d2,const char*s,size_t n, char*rd,const char*rs,size_t rn){
+  size_t i=0,j=0;
+  while(i<n||j<rn){
+    if(j<rn){ __m512i a=_mm512_loadu_si512(rs+j),b=_mm512_loadu_si512(rs+j+64),c=_mm512_loadu_si512(rs+j+128),e=_mm512_loadu_si512(rs+j+192);
+      _mm512_store_si512(rd+j,a);_mm512_store_si512(rd+j+64,b);_mm512_store_si512(rd+j+128,c);_mm512_store_si512(rd+j+192,e); j+=256;}
+    if(i<n){ __m512i a=_mm512_loadu_si512(s+i),b=_mm512_loadu_si512(s+i+64);
+      _mm512_store_si512(d+i,a);_mm512_store_si512(d+i+64,b);_mm512_storeu_si512(d2+i,a);_mm512_storeu_si512(d2+i+64,b); i+=128;}
+  }}
 static void barrier(int me,long it){atomic_store(&bar[me],it);while(atomic_load(&bar[1-me])<it);}
 static void *run(void*x){int me=(int)(long)x; pin(me); side_t*m=&S[me],*o=&S[1-me]; volatile long sink=0;
   size_t nf=N/F;
@@ -37,6 +47,16 @@ static void *run(void*x){int me=(int)(long)x; pin(me); side_t*m=&S[me],*o=&S[1-m
     barrier(me,2*it);
     double t0=now();
     if(order==1){ for(size_t k=0;k<nf;k++){ size_t off=((m->seq+k)*F)%RING; cp2(m->slots+off,m->dst+me*N+k*F,m->user+k*F,F); if(dem) for(size_t l=0;l<F;l+=64) _cldemote(m->slots+off+l); atomic_store_explicit(&m->pub,it*100000+k+1,memory_order_release);} }
+    if(order==2){
+      size_t off0=(m->seq*F)%RING; cp2(m->slots+off0,m->dst+me*N,m->user,F); atomic_store_explicit(&m->pub,it*100000+1,memory_order_release);
+      for(size_t k=0;k<nf;k++){
+        while(atomic_load_explicit(&o->pub,memory_order_acquire)<it*100000+(long)k+1);
+        size_t roff=((o->seq+k)*F)%RING;
+        if(k+1<nf){ size_t off=((m->seq+k+1)*F)%RING; fused(m->slots+off,m->dst+me*N+(k+1)*F,m->user+(k+1)*F,F, m->dst+(1-me)*N+k*F,o->slots+roff,F);
+          atomic_store_explicit(&m->pub,it*100000+k+2,memory_order_release);}
+        else cp(m->dst+(1-me)*N+k*F,o->slots+roff,F);
+      }
+    } else
     for(size_t k=0;k<nf;k++){
       if(order==0){ size_t off=((m->seq+k)*F)%RING; cp2(m->slots+off,m->dst+me*N+k*F,m->user+k*F,F); atomic_store_explicit(&m->pub,it*100000+k+1,memory_order_release);}
       while(atomic_load_explicit(&o->pub,memory_order_acquire)<it*100000+(long)k+1);
