@@ -469,9 +469,17 @@ fn label((coll, class): Class) -> String {
 /// The index of the fastest of `routes` by their slowest process's times
 /// (`slowest`), weighed (`Route::weighed`), ties to the earlier.
 fn fastest(routes: &[Route], slowest: &[u64]) -> usize {
-    (0..routes.len())
-        .min_by_key(|&i| (routes[i].weighed(slowest[i]), i))
-        .unwrap_or(0)
+    fastest_of(routes, slowest, 0..routes.len()).unwrap_or(0)
+}
+
+/// The index of the fastest of the routes at `among`, weighed and tied as
+/// `fastest` does (None: `among` is empty).
+fn fastest_of(
+    routes: &[Route],
+    slowest: &[u64],
+    among: impl Iterator<Item = usize>,
+) -> Option<usize> {
+    among.min_by_key(|&i| (routes[i].weighed(slowest[i]), i))
 }
 
 impl Check {
@@ -495,10 +503,8 @@ impl Check {
             us(ran),
         );
         // The runner-up: the fastest of the others, as the verdict weighs.
-        let runner_up = (0..self.routes.len())
-            .filter(|&i| i != at)
-            .min_by_key(|&i| (self.routes[i].weighed(self.slowest[i]), i));
-        if let Some(r) = runner_up {
+        let others = (0..self.routes.len()).filter(|&i| i != at);
+        if let Some(r) = fastest_of(&self.routes, &self.slowest, others) {
             let when = if self.checked[r] {
                 "on its own calls"
             } else {
