@@ -32,7 +32,7 @@ fn nodes_of(text: &str) -> Vec<String> {
     // wrote into the same stream, and once a rank line began after a
     // stray character (CI on 51dd7fc).
     text.lines()
-        .filter_map(|l| Some(&l[l.find("procname: rank ")? + "procname: rank ".len()..]))
+        .filter_map(|l| l.split_once("procname: rank ").map(|(_, rest)| rest))
         .map(|rest| rest.split_once(" node ").expect("rank line").1.to_owned())
         .collect()
 }
