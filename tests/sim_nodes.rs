@@ -511,37 +511,64 @@ fn remapped_allgather_every_algorithm_and_variant() {
 /// every process a node leader, so the top group is the whole communicator
 /// and its Allreduce (form reduce_allreduce_bcast) runs as the forced
 /// schedule over TCP between the "nodes": 4 nodes (lattice 2x2, recursive
-/// doubling, ring), 3 nodes (a prime: the lattice ring is one ring; no torus
-/// for Trinaryx3, which falls back and says so).  The checker's Allreduce
-/// scenario checks every result against independently computed ones.
+/// doubling, ring), 9 nodes as a 3x3 torus (Trinaryx3's three edge-disjoint
+/// trees, each a node apart from the next), 3 nodes (a prime: the lattice
+/// ring is one ring; no torus for Trinaryx3, which falls back and says so).
+/// The checker's Allreduce scenario checks every result against
+/// independently computed ones; the verbose-100 line names the schedule
+/// that ran, so a fallback that gets the same results fails the test.
 #[test]
 fn top_group_allreduce_schedules_across_nodes() {
     if sim_nodes::skip_unless_available("top_group_allreduce_schedules_across_nodes") {
         return;
     }
-    let cases: [(&[usize], &str); 5] = [
-        (&[1, 1, 1, 1], "recursive_doubling"),
-        (&[1, 1, 1, 1], "ring"),
-        (&[1, 1, 1, 1], "lattice_ring"),
-        (&[1, 1, 1], "lattice_ring"),
-        (&[1, 1, 1], "trinaryx3"),
+    // Nodes, the algorithm forced, a shape parameter, the one that must run.
+    let cases: [(&[usize], &str, &[&str], &str); 6] = [
+        (
+            &[1, 1, 1, 1],
+            "recursive_doubling",
+            &[],
+            "recursive_doubling",
+        ),
+        (&[1, 1, 1, 1], "ring", &[], "ring"),
+        (&[1, 1, 1, 1], "lattice_ring", &[], "lattice_ring"),
+        (&[1, 1, 1], "lattice_ring", &[], "lattice_ring"),
+        (
+            &[1; 9],
+            "trinaryx3",
+            &["--mca", "coll_sharm_torus_dims", "3x3"],
+            "trinaryx3",
+        ),
+        (&[1, 1, 1], "trinaryx3", &[], "lattice_ring"),
     ];
-    for (slots, alg) in cases {
-        let (hier, _, _) = checker_across_nodes(
-            slots,
-            &[
-                "--mca",
-                "coll_sharm_hierarchy_allreduce_algorithm",
-                "reduce_allreduce_bcast",
-                "--mca",
-                "coll_sharm_hierarchy_top_allreduce_algorithm",
-                alg,
-            ],
-            &["allreduce"],
-        );
+    for (slots, alg, shape, ran) in cases {
+        let mut opts = vec![
+            "--mca",
+            "coll_sharm_hierarchy_allreduce_algorithm",
+            "reduce_allreduce_bcast",
+            "--mca",
+            "coll_sharm_hierarchy_top_allreduce_algorithm",
+            alg,
+            "--mca",
+            "coll_sharm_verbose",
+            "100",
+        ];
+        opts.extend_from_slice(shape);
+        let (hier, _, text) = checker_across_nodes(slots, &opts, &["allreduce"]);
         assert!(
             hier > 0,
             "{alg} on {slots:?}: nothing went through the hierarchy"
         );
+        let line = format!("top group of {}: allreduce by {ran}", slots.len());
+        assert!(
+            text.contains(&line),
+            "{alg} on {slots:?}: no '{line}':\n{text}"
+        );
+        if alg != ran {
+            assert!(
+                text.contains("no torus of"),
+                "{alg} on {slots:?}: the fallback was not said:\n{text}"
+            );
+        }
     }
 }
