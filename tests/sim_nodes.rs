@@ -511,9 +511,10 @@ fn remapped_allgather_every_algorithm_and_variant() {
 /// every process a node leader, so the top group is the whole communicator
 /// and its Allreduce (form reduce_allreduce_bcast) runs as the forced
 /// schedule over TCP between the "nodes": 4 nodes (lattice 2x2, recursive
-/// doubling, ring), 9 nodes as a 3x3 torus (Trinaryx3's three edge-disjoint
-/// trees, each a node apart from the next), 3 nodes (a prime: the lattice
-/// ring is one ring; no torus for Trinaryx3, which falls back and says so).
+/// doubling, ring), 9 nodes as a 3x3 torus (Trinaryx3: the message in two
+/// parts, each reduced and broadcast over its own spanning tree of the
+/// torus, the trees edge-disjoint), 3 nodes (a prime: the lattice ring is
+/// one ring; no torus for Trinaryx3, which falls back and says so).
 /// The checker's Allreduce scenario checks every result against
 /// independently computed ones; the verbose-100 line names the schedule
 /// that ran, so a fallback that gets the same results fails the test.
