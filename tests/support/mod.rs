@@ -179,3 +179,19 @@ pub fn shm_files_of(pids: &BTreeSet<u32>) -> Vec<String> {
         })
         .collect()
 }
+
+/// What a run's verbose-100 output lacks for a top group of `members` whose
+/// Allreduce was forced to `forced` and must have run as `ran`
+/// (`hier::network` says `top group of N: allreduce by <algorithm>`, and a
+/// Trinaryx3 without a torus says `no torus of` as it falls back); None:
+/// nothing.  One rule for the one-node and the simulated-node tests.
+pub fn top_group_missing(output: &str, members: usize, forced: &str, ran: &str) -> Option<String> {
+    let line = format!("top group of {members}: allreduce by {ran}");
+    if !output.contains(&line) {
+        return Some(format!("no '{line}' ({forced} forced)"));
+    }
+    if forced != ran && !output.contains("no torus of") {
+        return Some(format!("the fallback from {forced} was not said"));
+    }
+    None
+}
