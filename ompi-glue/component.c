@@ -78,6 +78,7 @@ static int param_calibrate = 1;
 static int param_single_copy_push = 1;
 static size_t param_single_copy_min_size = 256 * 1024;
 static size_t param_nontemporal_min_size = 4 * 1024;
+static size_t param_pair_buffer_size = 512 * 1024; /* shm::pair */
 static int param_nontemporal = SHARM_NONTEMPORAL_AUTO;
 static int param_nontemporal_far_latency = 0;
 static int param_single_copy_trials = 4;
@@ -578,6 +579,15 @@ static int sharm_register(void)
                  "0: sharm's default, 300 ns, set on the development VM where near cores "
                  "pass a line in tens of ns and far ones in hundreds",
                  NULL, OPAL_INFO_LVL_5, &param_nontemporal_far_latency);
+    register_size("pair_buffer_size",
+                  "On a communicator of two processes, each process's block of an Allgather(v) or "
+                  "Alltoall of at most this many bytes goes through a buffer of two halves that the "
+                  "two take in turns: each writes its block into the half it read the last time, lines "
+                  "already in its own cache, and reads the other's. Larger blocks, and blocks that go "
+                  "by single copy (coll_sharm_single_copy, or what its trials chose), take the "
+                  "queues or single copy. Each of the halves has this size (rounded up to pages); "
+                  "0: no pair buffer",
+                  &param_pair_buffer_size);
     register_size("nontemporal_min_size",
                   "Streams below this many bytes are written into the queues with ordinary "
                   "stores whatever coll_sharm_nontemporal says",
@@ -665,6 +675,7 @@ void sharm_glue_params(struct sharm_params *out)
     out->nontemporal_landing_min_size = param_nontemporal_landing_min_size;
     out->single_copy_retry_after = param_single_copy_retry_after;
     out->nontemporal_landing_trials = param_nontemporal_landing_trials;
+    out->pair_buffer_size = param_pair_buffer_size;
 }
 
 void sharm_glue_output(int32_t level, const char *msg)

@@ -77,6 +77,7 @@ struct sharm_params {
     uint64_t nontemporal_landing_min_size; /* copies into receive buffers stream from it; 0: auto */
     int32_t single_copy_retry_after; /* calls a decided size class makes before its next trials; 0: never */
     int32_t nontemporal_landing_trials; /* 1: size classes also try non-temporal against cached landing */
+    uint64_t pair_buffer_size;      /* bytes of each half of a two-process channel's pair buffer; 0: none */
 };
 
 /* coll_sharm_nontemporal: how large streams are written into the queues. */

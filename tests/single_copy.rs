@@ -498,9 +498,43 @@ fn queues_at_verbose_100_with(np: usize, mca: &[(&str, &str)], extra: &[&str]) -
     let mut all = vec![
         ("coll_sharm_single_copy", "none"),
         ("coll_sharm_verbose", "100"),
+        NO_PAIR_BUFFER,
     ];
     all.extend_from_slice(mca);
     run(np, "queues", &all, &[], extra)
+}
+
+/// The queues alone on two processes too: no pair buffer (`shm::pair`).
+const NO_PAIR_BUFFER: (&str, &str) = ("coll_sharm_pair_buffer_size", "0");
+
+/// On two processes, Allgather(v) and Alltoall blocks that fit a half of
+/// the pair buffer go through it (each process says so once per operation,
+/// at verbose 100) and every value still arrives, Allgatherv, in place and
+/// empty blocks included; with `coll_sharm_pair_buffer_size` 0, or on
+/// three processes, none does.
+#[test]
+fn two_processes_exchange_through_the_pair_buffer() {
+    let said = |op: &str| format!("{op}: blocks exchanged through the pair buffer");
+    let verbose = [
+        ("coll_sharm_single_copy", "none"),
+        ("coll_sharm_verbose", "100"),
+    ];
+    let out = run(2, "queues", &verbose, &[], &[]);
+    for op in ["MPI_Allgather(v)", "MPI_Alltoall(v)"] {
+        assert_eq!(
+            out.matches(&said(op)).count(),
+            2,
+            "{op}, every process once:\n{out}"
+        );
+    }
+    let off = [verbose[0], verbose[1], NO_PAIR_BUFFER];
+    for (np, mca) in [(2, &off[..]), (3, &verbose[..])] {
+        let out = run(np, "queues", mca, &[], &[]);
+        assert!(
+            !out.contains("through the pair buffer"),
+            "np={np}, {mca:?}:\n{out}"
+        );
+    }
 }
 
 /// CPUs this test may use.

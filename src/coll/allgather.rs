@@ -3,12 +3,15 @@
 //! * linear: every process publishes its block once, to all others, and
 //!   copies every other block out; fragment i of all blocks moves before
 //!   fragment i+1 of any, so all processes stream at once.
+//!   On two processes, blocks that fit the pair buffer go through it
+//!   instead (`coll::pair`).
 //! * gather_bcast (Allgather): rank 0 gathers the blocks into its receive
 //!   buffer and broadcasts the whole of it: every process polls one queue
 //!   instead of p-1, at the price of a second phase.
 
 use crate::coll::bcast;
 use crate::coll::gather::{self, rotation, sinks};
+use crate::coll::pair;
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::coll::small::{self, all_travel, travels_with_header, Kind, SayOnce};
 use crate::ompi::call::Coll;
@@ -63,9 +66,20 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     if let Some(done) = small(sh, own, all) {
         return done;
     }
-    let op = sh.next_op();
     let (me, p) = (sh.me, sh.p);
     let mine = own.unwrap_or_else(|| all.block(me));
+    let theirs = all.block((me + 1) % p);
+    let single = |bytes| sh.single_copy_exchange(bytes);
+    if p == 2 && pair::takes(sh, mine.bytes(), theirs.bytes(), single) {
+        return pair::exchange(
+            sh,
+            ("MPI_Allgather(v)", &PAIR_SAID),
+            (&mut mine.source(), mine.bytes()),
+            (&mut theirs.sink(), theirs.bytes()),
+            SelfCopy::new(own, all.block(me)),
+        );
+    }
+    let op = sh.next_op();
     let mut src = mine.source();
     let mine_cut = sh.cut(mine.bytes());
     let mut sinks = sinks(sh, rotation(me, p).map(|r| (r, all.block(r))));
@@ -82,6 +96,10 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     sh.recycle(sinks);
     done
 }
+
+/// Whether this process said (at verbose 100) that an Allgather(v) went
+/// through the pair buffer (`coll::pair`).
+static PAIR_SAID: SayOnce = SayOnce::new();
 
 /// Whether this process said (at verbose 100) that an own block went in
 /// the pass of its fills; once per process is enough for the tests.

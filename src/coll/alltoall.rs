@@ -19,6 +19,7 @@
 //!   Reduce_scatter).  All pairs move at once: one phase instead of p-1.
 
 use crate::coll::gather::rotation;
+use crate::coll::pair;
 use crate::coll::single_copy::{Offers, Outcome};
 use crate::coll::small::{self, all_travel, Kind, SayOnce};
 use crate::ompi::call::Coll;
@@ -176,6 +177,22 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
             Algorithm::Pairwise
         },
     );
+    // Two processes: blocks that fit the pair buffer go through it
+    // (`coll::pair`), whichever of the two exchanges was chosen.
+    let peer = (me + 1) % p;
+    let incoming = recv.block(peer);
+    let single = |bytes| by_single_copy(sh, bytes);
+    if p == 2 && send.is_some() && pair::takes(sh, sources.bytes(peer), incoming.bytes(), single) {
+        let (mut src, out_bytes) = sources.block(peer);
+        let in_bytes = incoming.bytes();
+        return pair::exchange(
+            sh,
+            ("MPI_Alltoall(v)", &PAIR_SAID),
+            (&mut src, out_bytes),
+            (&mut incoming.sink(), in_bytes),
+            own_copy,
+        );
+    }
     if linear {
         linear_exchange(sh, &mut sources, recv, block_bytes, own_copy, landing)
     } else {
@@ -219,6 +236,10 @@ fn takes_linear(sh: &Shared, chosen: Algorithm, uniform: bool, block_bytes: usiz
 /// / 609 / 637, 1821 / 1654 / 1343 (tuned ahead at np=8 32 KiB in this
 /// set but not in the first, and at 128 KiB in both).
 const OVERSUBSCRIBED_LINEAR_BYTES: std::ops::RangeInclusive<usize> = (128 << 10)..=(1 << 20);
+
+/// Whether this process said (at verbose 100) that an Alltoall(v) went
+/// through the pair buffer (`coll::pair`).
+static PAIR_SAID: SayOnce = SayOnce::new();
 
 /// Whether this process said (at verbose 100) that an Alltoall's blocks
 /// travelled with their headers (`small`); once per process is enough for

@@ -9,6 +9,7 @@ pub mod alltoall;
 pub mod barrier;
 pub mod bcast;
 pub mod gather;
+pub mod pair;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod reduction;

@@ -30,6 +30,7 @@ pub struct RawParams {
     pub nontemporal_landing_min_size: u64,
     pub single_copy_retry_after: i32,
     pub nontemporal_landing_trials: i32,
+    pub pair_buffer_size: u64,
 }
 
 /// Mirror of `struct sharm_hier_params`.

@@ -117,6 +117,23 @@ pub enum NontemporalMode {
     Fills,
 }
 
+/// The largest half `coll_sharm_pair_buffer_size` may ask for: a segment
+/// holds two, and larger blocks gain nothing from the turns (they no longer
+/// fit the cache the turns rely on).
+const MAX_PAIR_BUFFER: u64 = 256 << 20;
+
+/// `coll_sharm_pair_buffer_size` in bytes, at most [`MAX_PAIR_BUFFER`]
+/// (said once when cut down).
+fn pair_buffer_size(raw: u64) -> usize {
+    if raw > MAX_PAIR_BUFFER {
+        say_once(format!(
+            "coll_sharm_pair_buffer_size: {raw} bytes is more than a segment may hold; \
+             using {MAX_PAIR_BUFFER}"
+        ));
+    }
+    raw.min(MAX_PAIR_BUFFER) as usize
+}
+
 const NONTEMPORAL_MODES: Table<NontemporalMode> = &[
     (0, "auto", NontemporalMode::Auto),
     (1, "never", NontemporalMode::Never),
@@ -240,6 +257,9 @@ pub struct Params {
     /// into the queues (`coll_sharm_nontemporal`).
     pub nontemporal: NontemporalMode,
     pub nontemporal_min_size: usize,
+    /// Bytes of each half of a two-process channel's pair buffer
+    /// (`coll_sharm_pair_buffer_size`, `shm::pair`); 0: none.
+    pub pair_buffer_size: usize,
     /// Under `auto`, a header that reaches its waiting reader this many ns
     /// after its stamp or later is a sign of far cores
     /// (`coll_sharm_nontemporal_far_latency`; `shm::stores::Reads`).
@@ -315,6 +335,7 @@ impl Params {
                 NontemporalMode::Auto,
             ),
             nontemporal_min_size: usize::try_from(raw.nontemporal_min_size).unwrap_or(usize::MAX),
+            pair_buffer_size: pair_buffer_size(raw.pair_buffer_size),
             nontemporal_far_latency_ns: match raw.nontemporal_far_latency {
                 0 => DEFAULT_FAR_LATENCY_NS,
                 ns if ns > 0 => ns as u32,

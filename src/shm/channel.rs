@@ -21,6 +21,7 @@ use crate::ompi::payload::Payload;
 use crate::ompi::rules::{RawRules, Ruled};
 use crate::shm::bootstrap::Bootstrap;
 use crate::shm::layout::{self, Layout};
+use crate::shm::pair::Pair;
 use crate::shm::queue::{Incoming, Placement, Pos, Queues, Readers, Writer};
 use crate::shm::scratch::Scratch;
 use crate::shm::segment::{self, Segment, NAME_BYTES};
@@ -61,6 +62,8 @@ pub struct Shared {
     last_op: u64,
     last_barrier: u64,
     pub scratch: Scratch,
+    /// The pair buffer's turns, on two processes (`shm::pair`).
+    pub pair: Option<Pair>,
     /// Reusable list of tree children (actual ranks): those of `last_tree`
     /// unless an algorithm rewrote it (which must then clear `last_tree`).
     pub kids: Vec<usize>,
@@ -148,7 +151,8 @@ impl Shared {
         if !boot.bcast_bytes(rule_bytes) {
             return Err("rule exchange failed".into());
         }
-        let layout = Layout::new(p, params.queue_slots, params.fragment_size);
+        let layout = Layout::new(p, params.queue_slots, params.fragment_size)
+            .and_then(|l| l.with_pair(params.pair_buffer_size));
 
         // 2. Everybody checks the layout and its budget, in one agreement
         // with how crowded it sees the node: 4·(layout and budget fine) +
@@ -264,6 +268,9 @@ impl Shared {
             crowding.crowded(),
             params.nontemporal_far_latency_ns,
         );
+        // SAFETY: `segment` maps `layout.total` bytes and moves into the
+        // channel beside the pair's end of it.
+        let pair = unsafe { Pair::new(segment.base(), &layout) };
         let shared = Shared {
             segment,
             queues,
@@ -276,6 +283,7 @@ impl Shared {
             last_op: 0,
             last_barrier: 0,
             scratch: Scratch::new(layout.f * layout.s),
+            pair,
             kids: Vec::with_capacity(p),
             last_tree: None,
             single: None,

@@ -9,6 +9,8 @@
 //!     +0                      s slot headers, one cache line each, written by w only
 //!     +64*s                   p ack lines, line r written by reader r only
 //!     +control_bytes          s data slots of f bytes each, page aligned
+//!   pair_offset               two processes only (`with_pair`): a page of two
+//!                             turn lines, then two halves of pair_half bytes
 //! ```
 //!
 //! Size formula (a = 4096-byte page, L = 64-byte line, ⌈x⌉ₐ = x rounded up to a):
@@ -106,6 +108,12 @@ pub struct Layout {
     pub sync_offset: usize,
     /// Offset of queue 0.
     pub queues_offset: usize,
+    /// Offset of the pair buffer (`shm::pair`): its turn lines, then its two
+    /// halves; 0 when there is none.
+    pub pair_offset: usize,
+    /// Bytes of each half of the pair buffer, a whole number of pages; 0:
+    /// no pair buffer.
+    pub pair_half: usize,
     /// Size of the whole segment.
     pub total: usize,
 }
@@ -166,8 +174,44 @@ impl Layout {
             queue_stride,
             sync_offset,
             queues_offset,
+            pair_offset: 0,
+            pair_half: 0,
             total,
         })
+    }
+
+    /// This geometry with a pair buffer of two halves of `half` bytes
+    /// (rounded up to pages) after the queues, when there are exactly two
+    /// processes and `half` > 0 (`shm::pair`); unchanged otherwise.
+    pub fn with_pair(self, half: usize) -> Result<Layout, LayoutError> {
+        if self.p != 2 || half == 0 {
+            return Ok(self);
+        }
+        let half = half
+            .checked_next_multiple_of(PAGE)
+            .ok_or(LayoutError::TooLarge)?;
+        let total = half
+            .checked_mul(2)
+            .and_then(|h| h.checked_add(PAGE))
+            .and_then(|area| area.checked_add(self.total))
+            .ok_or(LayoutError::TooLarge)?;
+        Ok(Layout {
+            pair_offset: self.total,
+            pair_half: half,
+            total,
+            ..self
+        })
+    }
+
+    /// Offset of the turn line of half `h` (0 or 1) of the pair buffer:
+    /// two lines apart, so that the adjacent-line prefetcher, which fetches
+    /// lines in aligned pairs, never couples them.
+    pub fn pair_turn_line(&self, h: usize) -> usize {
+        self.pair_offset + h * 2 * CACHE_LINE
+    }
+    /// Offset of half `h` (0 or 1) of the pair buffer.
+    pub fn pair_half_data(&self, h: usize) -> usize {
+        self.pair_offset + PAGE + h * self.pair_half
     }
 
     /// Offset of queue `w`.
@@ -224,6 +268,23 @@ mod tests {
         // A small budget keeps the minimum; the cap bounds huge L2s.
         assert_eq!(auto_slots(2, 8192, MIB, 1), AUTO_MIN_SLOTS);
         assert_eq!(auto_slots(2, 64, 1 << 40, u64::MAX), AUTO_MAX_SLOTS);
+    }
+
+    #[test]
+    fn a_pair_buffer_follows_the_queues_of_two_processes_only() {
+        let two = Layout::new(2, 64, 8192).unwrap();
+        let paired = two.with_pair(5000).unwrap();
+        assert_eq!(paired.pair_half, 8192, "halves are whole pages");
+        assert_eq!(paired.pair_offset, two.total);
+        assert_eq!(paired.pair_offset % PAGE, 0);
+        assert!(paired.pair_turn_line(1) + CACHE_LINE <= paired.pair_half_data(0));
+        assert_eq!(paired.pair_half_data(0) % PAGE, 0);
+        assert_eq!(paired.pair_half_data(1), paired.pair_half_data(0) + 8192);
+        assert_eq!(paired.pair_half_data(1) + 8192, paired.total);
+        assert_eq!(two.with_pair(0).unwrap(), two);
+        let three = Layout::new(3, 64, 8192).unwrap();
+        assert_eq!(three.with_pair(1 << 20).unwrap(), three);
+        assert_eq!(two.with_pair(usize::MAX), Err(LayoutError::TooLarge));
     }
 
     #[test]

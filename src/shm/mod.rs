@@ -10,6 +10,7 @@ pub mod channel;
 pub mod cma;
 pub mod layout;
 pub mod learned_path;
+pub mod pair;
 pub mod queue;
 pub mod scratch;
 pub mod segment;
