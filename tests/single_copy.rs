@@ -507,20 +507,24 @@ fn queues_at_verbose_100_with(np: usize, mca: &[(&str, &str)], extra: &[&str]) -
 /// The queues alone on two processes too: no pair buffer (`shm::pair`).
 const NO_PAIR_BUFFER: (&str, &str) = ("coll_sharm_pair_buffer_size", "0");
 
-/// On two processes, Allgather(v) and Alltoall blocks that fit a half of
-/// the pair buffer go through it (each process says so once per operation,
-/// at verbose 100) and every value still arrives, Allgatherv, in place and
-/// empty blocks included; with `coll_sharm_pair_buffer_size` 0, or on
-/// three processes, none does.
+/// On two processes, Allgather(v) and Alltoall blocks and Allreduce
+/// vectors that fit a half of the pair buffer go through it (each process
+/// says so once per operation, at verbose 100) and every value still
+/// arrives: Allgatherv, in place, empty blocks and a non-commutative
+/// Allreduce included; with `coll_sharm_pair_buffer_size` 0, or on three
+/// processes, none does.
 #[test]
 fn two_processes_exchange_through_the_pair_buffer() {
-    let said = |op: &str| format!("{op}: blocks exchanged through the pair buffer");
+    let said = |op: &str| match op {
+        "MPI_Allreduce" => format!("{op}: contributions exchanged through the pair buffer"),
+        _ => format!("{op}: blocks exchanged through the pair buffer"),
+    };
     let verbose = [
         ("coll_sharm_single_copy", "none"),
         ("coll_sharm_verbose", "100"),
     ];
     let out = run(2, "queues", &verbose, &[], &[]);
-    for op in ["MPI_Allgather(v)", "MPI_Alltoall(v)"] {
+    for op in ["MPI_Allgather(v)", "MPI_Alltoall(v)", "MPI_Allreduce"] {
         assert_eq!(
             out.matches(&said(op)).count(),
             2,

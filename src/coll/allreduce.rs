@@ -5,6 +5,7 @@
 
 use crate::coll::allgather;
 use crate::coll::gather::rotation;
+use crate::coll::pair;
 use crate::coll::reduce::{walk, Sink, LINEAR_UP_TO};
 use crate::coll::reduce_scatter;
 use crate::coll::reduction::{fold_ranks, Piece, Reduction};
@@ -47,6 +48,12 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
     // Single copy replaces the algorithm only where none was asked for.
     if chosen == Algorithm::Auto && single_copy_reduce::applies(sh, red) {
         return single_copy_reduce::reduce(sh, red, None);
+    }
+    // Two processes: one exchange through the pair buffer, each folding
+    // both contributions (the `allgather` Allreduce's way).
+    if chosen == Algorithm::Auto && pair::takes_allreduce(sh, red, bytes) {
+        sh.ran(Coll::Allreduce, Algorithm::Allgather);
+        return pair::allreduce(sh, red);
     }
     let alg = match chosen {
         Algorithm::Auto if bytes <= allgather_up_to(sh) => Algorithm::Allgather,

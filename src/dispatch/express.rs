@@ -55,7 +55,7 @@ use tracing::{debug, trace};
 use crate::coll::reduce_scatter::{self, Result::BufferStart};
 use crate::coll::reduction::Reduction;
 use crate::coll::{allgather, alltoall, gather};
-use crate::coll::{allreduce, barrier, bcast, reduce, scan, single_copy_reduce};
+use crate::coll::{allreduce, barrier, bcast, pair, reduce, scan, single_copy_reduce};
 use crate::ompi::call::{self, Coll};
 use crate::ompi::combine::Combiner;
 use crate::ompi::dtype::{self, ReduceLayout};
@@ -593,7 +593,12 @@ unsafe fn reduction_call(
                 "MPI_Allreduce on {} processes runs Allgather (express lane)",
                 sh.p
             );
-            allreduce::allgather_allreduce(sh, &red);
+            // Two processes: its exchange through the pair buffer.
+            if pair::takes_allreduce(sh, &red, facts.bytes) {
+                pair::allreduce(sh, &red);
+            } else {
+                allreduce::allgather_allreduce(sh, &red);
+            }
         }
         _ => scan_or_reduce_scatter(sh, &mut lane.equal_counts, red, coll),
     }

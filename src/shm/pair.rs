@@ -86,8 +86,9 @@ impl Pair {
 
     /// One exchange: `fill` writes our block into our half (given its
     /// first byte), `between` runs while the other process may still be
-    /// filling its half, and `read` copies the other's block out (given
-    /// its first byte) once it is there.  Both processes must call it for
+    /// filling its half, and `read` takes the other's block (given the
+    /// first bytes of its half and of ours, which holds our block unchanged
+    /// until our next exchange) once it is there.  Both processes must call it for
     /// the same calls (see the module's docs).
     ///
     /// # Safety
@@ -99,7 +100,7 @@ impl Pair {
         waiter: &Waiter,
         fill: impl FnOnce(*mut u8),
         between: impl FnOnce(),
-        read: impl FnOnce(*const u8),
+        read: impl FnOnce(*const u8, *const u8),
     ) {
         let k = self.exchanges;
         self.exchanges += 1;
@@ -114,6 +115,6 @@ impl Pair {
         // Acquire: the other's fill of exchange k happened before its store
         // of k + 1, so it is all there once we see it.
         waiter.until(|| their_turn.load(Ordering::Acquire) > k);
-        read(self.halves[theirs]);
+        read(self.halves[theirs], self.halves[ours]);
     }
 }
