@@ -9,7 +9,7 @@
 //! (the queues) and Intel MPI (6 rounds, cores near,
 //! `docs/benchmark/2026-11-30-h-pair/`): Allgather 1 KiB-512 KiB in
 //! 0.51-0.70x the queues' time, Alltoall 1 KiB-256 KiB in 0.60-0.81x but
-//! 512 KiB 1.03x; against Intel MPI 0.61-0.95x, except Allgather 512 KiB
+//! 512 KiB 1.03x; against Intel MPI 0.61-0.98x, except Allgather 512 KiB
 //! (1.06x) and Alltoall 256 KiB (1.06x).
 
 use crate::coll::reduction::Reduction;
