@@ -63,14 +63,16 @@ fn gather_bcast(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, whole: i
 }
 
 fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
-    if let Some(done) = small(sh, own, all) {
-        return done;
-    }
     let (me, p) = (sh.me, sh.p);
     let mine = own.unwrap_or_else(|| all.block(me));
+    // Two processes: blocks that fit the pair buffer go through it
+    // (`coll::pair`).  Decided before the short path, from the receive
+    // side's sizes, which both processes know: the short path also looks
+    // at our own send layout, which the other does not know, so that both
+    // take the pair buffer or neither.
     let theirs = all.block((me + 1) % p);
     let single = |bytes| sh.single_copy_exchange(bytes);
-    if p == 2 && pair::takes(sh, mine.bytes(), theirs.bytes(), single) {
+    if p == 2 && pair::takes(sh, all.block(me).bytes(), theirs.bytes(), single) {
         return pair::exchange(
             sh,
             ("MPI_Allgather(v)", &PAIR_SAID),
@@ -78,6 +80,9 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
             (&mut theirs.sink(), theirs.bytes()),
             SelfCopy::new(own, all.block(me)),
         );
+    }
+    if let Some(done) = small(sh, own, all) {
+        return done;
     }
     let op = sh.next_op();
     let mut src = mine.source();

@@ -117,6 +117,35 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         Coll::Alltoallv
     };
     let block_bytes = recv.block(sh.me).bytes();
+    // Two processes: blocks that fit the pair buffer go through it
+    // (`coll::pair`), whichever of the two exchanges is chosen.  Decided
+    // before the short paths, from sizes both processes know (ours out is
+    // the other's in), so that both take it or neither: the short paths
+    // also look at our own send layout, which the other does not know.
+    if let (2, Some(side)) = (p, send) {
+        let (me, peer) = (sh.me, 1 - sh.me);
+        let (out, inc) = (side.block(peer), recv.block(peer));
+        let single = |bytes| by_single_copy(sh, bytes);
+        if pair::takes(sh, out.bytes(), inc.bytes(), single) {
+            let alg = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
+            let linear = takes_linear(sh, alg, uniform, block_bytes);
+            sh.ran(
+                called,
+                if linear {
+                    Algorithm::Linear
+                } else {
+                    Algorithm::Pairwise
+                },
+            );
+            return pair::exchange(
+                sh,
+                ("MPI_Alltoall(v)", &PAIR_SAID),
+                (&mut out.source(), out.bytes()),
+                (&mut inc.sink(), inc.bytes()),
+                SelfCopy::new(Some(side.block(me)), recv.block(me)),
+            );
+        }
+    }
     // Blocks that travel with their headers go before anything else is set
     // up (`small`); the algorithm is chosen first, as for any call.
     let mut chosen = None;
@@ -177,22 +206,6 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
             Algorithm::Pairwise
         },
     );
-    // Two processes: blocks that fit the pair buffer go through it
-    // (`coll::pair`), whichever of the two exchanges was chosen.
-    let peer = (me + 1) % p;
-    let incoming = recv.block(peer);
-    let single = |bytes| by_single_copy(sh, bytes);
-    if p == 2 && send.is_some() && pair::takes(sh, sources.bytes(peer), incoming.bytes(), single) {
-        let (mut src, out_bytes) = sources.block(peer);
-        let in_bytes = incoming.bytes();
-        return pair::exchange(
-            sh,
-            ("MPI_Alltoall(v)", &PAIR_SAID),
-            (&mut src, out_bytes),
-            (&mut incoming.sink(), in_bytes),
-            own_copy,
-        );
-    }
     if linear {
         linear_exchange(sh, &mut sources, recv, block_bytes, own_copy, landing)
     } else {

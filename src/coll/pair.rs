@@ -17,12 +17,17 @@ use crate::coll::small::SayOnce;
 use crate::kernels::copy;
 use crate::ompi::payload::{Payload, SelfCopy};
 use crate::shm::channel::Shared;
+use crate::shm::queue::PREFETCH_MAX_BYTES;
 use tracing::trace;
 
 /// Whether a call whose blocks are `out` bytes (ours to the other) and
 /// `inc` bytes (the other's to us) goes through the pair buffer: when both
-/// fit a half and `single(bytes)` (whether a block of that size goes by
-/// single copy: forced, or its size class's trials) says neither does.
+/// fit a half, one is too large for the short paths that travel with slot
+/// headers (`PREFETCH_MAX_BYTES`, `coll::small`: those paths also decide from a
+/// process's own send layout, which the other does not know, and they meet
+/// the queue paths, not this one), and `single(bytes)` (whether a block of
+/// that size goes by single copy: forced, or its size class's trials) says
+/// neither does.
 /// The pair buffer is the two-copy route on two processes; the trials then
 /// weigh it against single copy where they weighed the queues.  Both
 /// processes know both sizes, so they decide alike.
@@ -30,6 +35,7 @@ pub(crate) fn takes(sh: &Shared, out: usize, inc: usize, single: impl Fn(usize) 
     sh.pair
         .as_ref()
         .is_some_and(|pair| out.max(inc) <= pair.half())
+        && out.max(inc) > PREFETCH_MAX_BYTES
         && !single(out)
         && !single(inc)
 }
