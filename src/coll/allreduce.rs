@@ -49,9 +49,18 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
     if chosen == Algorithm::Auto && single_copy_reduce::applies(sh, red) {
         return single_copy_reduce::reduce(sh, red, None);
     }
-    // Two processes: one exchange through the pair buffer, each folding
-    // both contributions (the `allgather` Allreduce's way).
-    if chosen == Algorithm::Auto && pair::takes_allreduce(sh, red, bytes) {
+    // Two processes: where `auto` takes the `allgather` Allreduce, its one
+    // exchange goes through the pair buffer, each process folding both
+    // contributions.  Not beyond: there reduce-scatter + allgather moves and
+    // folds half as much per process, and the pair buffer's Allreduce took
+    // 0.86-1.33x its time at 64-512 KiB (np=2, 6 rounds in turns: near
+    // 1.30 / 0.86 / 0.98 at 64 / 256 / 512 KiB, mixed 1.18-1.33;
+    // `docs/benchmark/2026-11-30-h-pair/ab/allreduce.txt`), against 0.61 /
+    // 0.87x the queues' `allgather` Allreduce at 1 / 8 KiB.
+    if chosen == Algorithm::Auto
+        && bytes <= allgather_up_to(sh)
+        && pair::takes_allreduce(sh, red, bytes)
+    {
         sh.ran(Coll::Allreduce, Algorithm::Allgather);
         return pair::allreduce(sh, red);
     }

@@ -126,7 +126,9 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         let (me, peer) = (sh.me, 1 - sh.me);
         let (out, inc) = (side.block(peer), recv.block(peer));
         let single = |bytes| by_single_copy(sh, bytes);
-        if pair::takes(sh, out.bytes(), inc.bytes(), single) {
+        if out.bytes().max(inc.bytes()) <= PAIR_MAX_BYTES
+            && pair::takes(sh, out.bytes(), inc.bytes(), single)
+        {
             let alg = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
             let linear = takes_linear(sh, alg, uniform, block_bytes);
             sh.ran(
@@ -249,6 +251,12 @@ fn takes_linear(sh: &Shared, chosen: Algorithm, uniform: bool, block_bytes: usiz
 /// / 609 / 637, 1821 / 1654 / 1343 (tuned ahead at np=8 32 KiB in this
 /// set but not in the first, and at 128 KiB in both).
 const OVERSUBSCRIBED_LINEAR_BYTES: std::ops::RangeInclusive<usize> = (128 << 10)..=(1 << 20);
+
+/// The largest Alltoall block that takes the pair buffer (`coll::pair`),
+/// whatever its size: at 512 KiB it took 1.03-1.11x the queues' time near
+/// (np=2, two sets of 6 rounds in turns, where 1-256 KiB took 0.60-0.81x;
+/// `docs/benchmark/2026-11-30-h-pair/ab/`).
+const PAIR_MAX_BYTES: usize = 256 << 10;
 
 /// Whether this process said (at verbose 100) that an Alltoall(v) went
 /// through the pair buffer (`coll::pair`).
