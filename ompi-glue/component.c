@@ -580,13 +580,14 @@ static int sharm_register(void)
                  "pass a line in tens of ns and far ones in hundreds",
                  NULL, OPAL_INFO_LVL_5, &param_nontemporal_far_latency);
     register_size("pair_buffer_size",
-                  "On a communicator of two processes, each process's block of an Allgather(v) or "
-                  "Alltoall of at most this many bytes goes through a buffer of two halves that the "
-                  "two take in turns: each writes its block into the half it read the last time, lines "
-                  "already in its own cache, and reads the other's. Larger blocks, and blocks that go "
-                  "by single copy (coll_sharm_single_copy, or what its trials chose), take the "
-                  "queues or single copy. Each of the halves has this size (rounded up to pages); "
-                  "0: no pair buffer",
+                  "On a communicator of two processes, Allgather(v) blocks of 513 bytes up to this "
+                  "size, Alltoall blocks up to 256 KiB within it, and under auto the Allreduce "
+                  "vectors that take the allgather Allreduce (to 12 KiB) go through a buffer of two "
+                  "halves that the two take in turns: each writes its block into the half it read "
+                  "the last time, lines already in its own cache, and reads the other's. Larger "
+                  "blocks, and blocks that go by single copy (coll_sharm_single_copy, or what its "
+                  "trials chose), take the queues or single copy. Each of the halves has this size "
+                  "(rounded up to pages); 0: no pair buffer",
                   &param_pair_buffer_size);
     register_size("nontemporal_min_size",
                   "Streams below this many bytes are written into the queues with ordinary "

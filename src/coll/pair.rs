@@ -1,16 +1,18 @@
-//! Exchanges of two processes through the pair buffer (`shm::pair`): an
-//! Allgather(v) or Alltoall on a channel of two whose blocks each fit one
-//! half, and an Allreduce whose vector does.  Each process fills its half
-//! straight from its send block, makes its own copy while the other fills,
-//! then copies the other's block out; an Allreduce combines the two halves
-//! into its result instead, in rank order on both processes.
+//! Exchanges of two processes through the pair buffer (`shm::pair`): on a
+//! channel of two, Allgather(v) blocks of 513 bytes to one half, Alltoall
+//! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), and the
+//! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB.  Each
+//! process fills its half straight from its send block, makes its own copy
+//! while the other fills, then copies the other's block out; an Allreduce
+//! combines the two halves into its result instead, in rank order on both
+//! processes.
 //!
 //! np=2, fresh send data, in turns with `coll_sharm_pair_buffer_size 0`
 //! (the queues) and Intel MPI (6 rounds, cores near,
 //! `docs/benchmark/2026-11-30-h-pair/`): Allgather 1 KiB-512 KiB in
-//! 0.51-0.70x the queues' time, Alltoall 1 KiB-256 KiB in 0.60-0.81x but
-//! 512 KiB 1.03x; against Intel MPI 0.61-0.98x, except Allgather 512 KiB
-//! (1.06x) and Alltoall 256 KiB (1.06x).
+//! 0.51-0.70x the queues' time, Alltoall 1 KiB-256 KiB in 0.60-0.81x,
+//! Allreduce 1 / 8 KiB 0.61 / 0.87x; against Intel MPI 0.61-0.98x, except
+//! Allgather 512 KiB (1.06x) and Alltoall 256 KiB (1.06x).
 
 use crate::coll::reduction::Reduction;
 use crate::coll::small::SayOnce;
