@@ -130,15 +130,7 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
             && pair::takes(sh, out.bytes(), inc.bytes(), single)
         {
             let alg = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
-            let linear = takes_linear(sh, alg, uniform, block_bytes);
-            sh.ran(
-                called,
-                if linear {
-                    Algorithm::Linear
-                } else {
-                    Algorithm::Pairwise
-                },
-            );
+            ran_exchange(sh, called, takes_linear(sh, alg, uniform, block_bytes));
             return pair::exchange(
                 sh,
                 ("MPI_Alltoall(v)", &PAIR_SAID),
@@ -200,19 +192,24 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
     let chosen =
         chosen.unwrap_or_else(|| sh.choose(Coll::Alltoall, uniform.then_some(block_bytes)));
     let linear = takes_linear(sh, chosen, uniform, block_bytes);
-    sh.ran(
-        called,
-        if linear {
-            Algorithm::Linear
-        } else {
-            Algorithm::Pairwise
-        },
-    );
+    ran_exchange(sh, called, linear);
     if linear {
         linear_exchange(sh, &mut sources, recv, block_bytes, own_copy, landing)
     } else {
         pairwise(sh, &mut sources, recv, own_copy, landing)
     }
+}
+
+/// Counts the call as the exchange it runs: linear or pairwise (what
+/// `takes_linear` said; the pair buffer's calls too, whose one exchange
+/// stands for either).
+fn ran_exchange(sh: &mut Shared, called: Coll, linear: bool) {
+    let alg = if linear {
+        Algorithm::Linear
+    } else {
+        Algorithm::Pairwise
+    };
+    sh.ran(called, alg);
 }
 
 /// Whether a call with the algorithm `chosen` runs `linear_exchange`: equal

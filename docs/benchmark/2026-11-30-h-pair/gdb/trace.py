@@ -1,6 +1,9 @@
+# Stops at the three copies perf found in Intel MPI 2021.18's libmpi (offsets of that build) and
+# prints their arguments: TRACE_AT (MPI_Allgather by default, or MPI_Bcast) marks each call.
+import os
 import gdb
 gdb.execute("set pagination off")
-gdb.execute("break MPI_Allgather")
+gdb.execute("break " + os.environ.get("TRACE_AT", "MPI_Allgather"))
 gdb.execute("run")
 base = int(gdb.parse_and_eval("(long)&I_MPI_memcpy_xeon_sse")) - 0x5edc40
 gdb.execute("break *%d" % (base + 0xa0d428))
