@@ -290,6 +290,27 @@ fn a_negative_far_latency_is_reported_and_replaced() {
     assert_every_process_takes(&out, 2, "Auto");
 }
 
+/// A pair buffer larger than sharm takes is reported and cut to 256 MiB
+/// halves, and the calls still go through it with every value right.
+#[test]
+fn an_oversized_pair_buffer_is_reported_and_cut() {
+    let mca = [
+        ("coll_sharm_single_copy", "none"),
+        ("coll_sharm_verbose", "100"),
+        ("coll_sharm_pair_buffer_size", "1073741824"),
+    ];
+    let out = run(2, "queues", &mca, &[], &[]);
+    assert!(
+        out.contains(
+            "coll_sharm_pair_buffer_size: 1073741824 bytes is more than sharm takes for a half; \
+             using 268435456"
+        ),
+        "reported:\n{out}"
+    );
+    let said = "MPI_Allgather(v): blocks exchanged through the pair buffer";
+    assert_eq!(out.matches(said).count(), 2, "still used:\n{out}");
+}
+
 /// Each of the `np` processes said at set-up (verbose 100) that it writes
 /// large streams into the queues in `mode` (`NontemporalMode`'s name).
 fn assert_every_process_takes(out: &str, np: usize, mode: &str) {

@@ -250,7 +250,7 @@ fn takes_linear(sh: &Shared, chosen: Algorithm, uniform: bool, block_bytes: usiz
 const OVERSUBSCRIBED_LINEAR_BYTES: std::ops::RangeInclusive<usize> = (128 << 10)..=(1 << 20);
 
 /// The largest Alltoall block that takes the pair buffer (`coll::pair`),
-/// whatever its size: at 512 KiB it took 1.03-1.11x the queues' time near
+/// however large its halves: at 512 KiB a block took 1.03-1.11x the queues' time near
 /// (np=2, two sets of 6 rounds in turns, where 1-256 KiB took 0.60-0.81x;
 /// `docs/benchmark/2026-11-30-h-pair/ab/`).
 const PAIR_MAX_BYTES: usize = 256 << 10;

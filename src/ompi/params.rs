@@ -127,7 +127,7 @@ const MAX_PAIR_BUFFER: u64 = 256 << 20;
 fn pair_buffer_size(raw: u64) -> usize {
     if raw > MAX_PAIR_BUFFER {
         say_once(format!(
-            "coll_sharm_pair_buffer_size: {raw} bytes is more than a segment may hold; \
+            "coll_sharm_pair_buffer_size: {raw} bytes is more than sharm takes for a half; \
              using {MAX_PAIR_BUFFER}"
         ));
     }
