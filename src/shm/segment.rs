@@ -127,11 +127,22 @@ impl Segment {
     }
 
     /// Allocates the pages of queue `owner` from the calling process (first
-    /// touch: they land on its NUMA node).  Fails cleanly when /dev/shm is full.
+    /// touch: they land on its NUMA node), and from process 0 those of the
+    /// pair buffer, which both of two processes write (`shm::pair`).  Fails
+    /// cleanly when /dev/shm is full, instead of a SIGBUS at a later store.
     pub fn place_queue(&self, name: &str, owner: usize) -> Result<(), String> {
         let cname = CString::new(name).map_err(|_| "bad segment name".to_owned())?;
         let fd = shm_open(&cname, false).map_err(|e| format!("shm_open {name}: {e}"))?;
-        Self::reserve(&fd, self.layout.queue(owner), self.layout.queue_stride)
+        Self::reserve(&fd, self.layout.queue(owner), self.layout.queue_stride)?;
+        if owner == 0 && self.layout.pair_half > 0 {
+            let pair_end = self.layout.pair_half_data(1) + self.layout.pair_half;
+            Self::reserve(
+                &fd,
+                self.layout.pair_offset,
+                pair_end - self.layout.pair_offset,
+            )?;
+        }
+        Ok(())
     }
 
     fn reserve(fd: &OwnedFd, offset: usize, len: usize) -> Result<(), String> {
