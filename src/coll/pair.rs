@@ -4,8 +4,8 @@
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB.  Each
 //! process fills its half straight from its send block, makes its own copy
 //! while the other fills, then copies the other's block out; an Allreduce
-//! combines the two halves into its result instead, in rank order on both
-//! processes.
+//! combines its vector with the other's half into its result instead, in
+//! rank order on both processes.
 //!
 //! np=2, fresh send data, in turns with `coll_sharm_pair_buffer_size 0`
 //! (the queues) and Intel MPI (6 rounds, cores near,
@@ -73,7 +73,7 @@ pub(crate) fn exchange(
                 }
             },
             || copied = own_copy.finish(),
-            |theirs, _| {
+            |theirs| {
                 if in_bytes > 0 {
                     sink.write(0, theirs, in_bytes)
                 }
@@ -96,11 +96,13 @@ pub(crate) fn takes_allreduce(sh: &Shared, red: &Reduction, bytes: usize) -> boo
 }
 
 /// The Allreduce of two processes: each fills its half with its vector,
-/// then combines the two halves into its receive buffer, x0 op x1 on both
+/// then combines its vector with the other's half into its receive buffer,
+/// x0 op x1 on both
 /// (the same operands in the same order, so both results are
 /// bit-identical, for non-commutative operations too).  Our operand is our
-/// half, not our input, so that the result may overwrite the input (in
-/// place).  The caller checked `takes_allreduce`.
+/// input, not our half, which the other may already be filling again
+/// (`Pair::exchange`); in place the result overwrites it exactly, which
+/// `Reduction::fused` allows.  The caller checked `takes_allreduce`.
 pub(crate) fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
     if ALLREDUCE_SAID.first() {
         trace!("MPI_Allreduce: contributions exchanged through the pair buffer");
@@ -114,14 +116,16 @@ pub(crate) fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
         .expect("`takes_allreduce` found a pair buffer");
     // SAFETY: `takes_allreduce` checked that the vector fits a half and is
     // dense: `bytes` bytes hold its `count` elements in our input, in each
-    // half and in the receive buffer, which overlaps neither half.
+    // half and in the receive buffer, which overlaps neither half and is
+    // our input exactly or not at all.
     unsafe {
         pair.exchange(
             me,
             &waiter,
             |ours| copy::copy(ours, red.own, bytes),
             || {},
-            |theirs, ours| {
+            |theirs| {
+                let ours = red.own;
                 let (x0, x1) = if me == 0 {
                     (ours, theirs)
                 } else {

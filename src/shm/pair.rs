@@ -1,7 +1,7 @@
 //! The pair buffer of a two-process channel: two halves that the two
-//! processes take in turns to exchange blocks (`coll::pair`: an Allgather(v)
-//! or Alltoall on two processes, blocks of at most one half that do not go
-//! by single copy).
+//! processes take in turns to exchange blocks (`coll::pair`: Allgather(v),
+//! Alltoall and the small Allreduce on two processes, blocks of at most one
+//! half that do not go by single copy).
 //!
 //! Why turns.  Through the queues every line of an exchanged block crosses
 //! between the cores twice a call: the writer first takes back the slot
@@ -28,6 +28,9 @@
 //! So each access follows the one before it either in one process's
 //! program order (a process reads h, then fills h next time) or through
 //! the turn line's Release/Acquire pair (a fill, then the other's read).
+//! Only the other process reads a half once it is filled: its filler does
+//! not look at it again, since the other fills it in its next exchange
+//! without waiting for anything.
 //! A turn line holds the number of the last exchange that filled its half,
 //! plus one, written by the two processes alternately and only ever
 //! increased: the reader of exchange k waits for k + 1, and k + 2 would be
@@ -86,9 +89,11 @@ impl Pair {
 
     /// One exchange: `fill` writes our block into our half (given its
     /// first byte), `between` runs while the other process may still be
-    /// filling its half, and `read` takes the other's block (given the
-    /// first bytes of its half and of ours, which holds our block unchanged
-    /// until our next exchange) once it is there.  Both processes must call it for
+    /// filling its half, and `read` takes the other's block (given its
+    /// half's first byte) once it is there.  Our half is not ours to read
+    /// once filled: the other may fill it again as soon as it has read it
+    /// (its next exchange waits for nothing before its fill), so `read`
+    /// gets only theirs.  Both processes must call it for
     /// the same calls (see the module's docs).
     ///
     /// # Safety
@@ -100,7 +105,7 @@ impl Pair {
         waiter: &Waiter,
         fill: impl FnOnce(*mut u8),
         between: impl FnOnce(),
-        read: impl FnOnce(*const u8, *const u8),
+        read: impl FnOnce(*const u8),
     ) {
         let k = self.exchanges;
         self.exchanges += 1;
@@ -115,6 +120,6 @@ impl Pair {
         // Acquire: the other's fill of exchange k happened before its store
         // of k + 1, so it is all there once we see it.
         waiter.until(|| their_turn.load(Ordering::Acquire) > k);
-        read(self.halves[theirs], self.halves[ours]);
+        read(self.halves[theirs]);
     }
 }
