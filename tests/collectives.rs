@@ -407,3 +407,30 @@ fn no_stale_shared_memory_files() {
     let stale = stale_shm_files();
     assert!(stale.is_empty(), "stale sharm segments: {stale:?}");
 }
+
+/// Two processes sharing one core, back-to-back calls through the pair
+/// buffer (`shm::pair`): a process preempted between its fill and the end
+/// of its read must find the other's next fill in the other half, never in
+/// the one it is still using.  The stress scenario's Allreduces (every
+/// operation and type, checked) and the allreduce scenario's, with every
+/// process saying that its Allreduces went through the pair buffer.  An
+/// Allreduce that combined its own half after publishing it (before
+/// 466ee89) failed this at call 2654 of the stress scenario.
+#[test]
+fn np2_one_core_pair_buffer_calls_back_to_back() {
+    let scenarios = "stress,allreduce";
+    let job = checker()
+        .job(2, scenarios)
+        .mpirun_args(&["--cpu-set", "0", "--bind-to", "core", "--oversubscribe"])
+        .mcas(&[("mpi_yield_when_idle", "1"), ("coll_sharm_verbose", "100")])
+        .args(&["--calls", "20000"]);
+    let (run, summary) = run_checker(&job, scenarios);
+    assert!(summary.served > 0, "sharm served nothing");
+    let said = "MPI_Allreduce: contributions exchanged through the pair buffer";
+    assert_eq!(
+        run.output().matches(said).count(),
+        2,
+        "{}",
+        run.report(said)
+    );
+}
