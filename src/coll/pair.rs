@@ -23,16 +23,17 @@ use crate::shm::queue::PREFETCH_MAX_BYTES;
 use tracing::trace;
 
 /// Whether a call whose blocks are `out` bytes (ours to the other) and
-/// `inc` bytes (the other's to us) goes through the pair buffer: when both
-/// fit a half, one is too large for the short paths that travel with slot
-/// headers (`PREFETCH_MAX_BYTES`, `coll::small`: those paths also decide from a
-/// process's own send layout, which the other does not know, and they meet
-/// the queue paths, not this one), and `single(bytes)` (whether a block of
-/// that size goes by single copy: forced, or its size class's trials) says
-/// neither does.
-/// The pair buffer is the two-copy route on two processes; the trials then
-/// weigh it against single copy where they weighed the queues.  Both
-/// processes know both sizes, so they decide alike.
+/// `inc` bytes (the other's to us) goes through the pair buffer, the
+/// two-copy route on two processes:
+/// * both fit a half;
+/// * one is larger than `PREFETCH_MAX_BYTES`: smaller blocks keep the short
+///   paths of `coll::small`, which decide partly from a process's own send
+///   layout (unknown to the other) and meet the queue paths, not this one;
+/// * `single(bytes)` (forced single copy, or its size class's trials) says
+///   that neither goes by single copy; the trials thus weigh the pair
+///   buffer where they weighed the queues.
+///
+/// Both processes know both sizes, so they decide alike.
 pub(crate) fn takes(sh: &Shared, out: usize, inc: usize, single: impl Fn(usize) -> bool) -> bool {
     sh.pair
         .as_ref()
