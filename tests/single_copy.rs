@@ -451,9 +451,10 @@ fn small_exchanges_skip_the_stream_machinery() {
 /// they wrote non-temporally, and every value arrives (8000-byte calls of
 /// longs under MPI_MAX, in place too).  Filled by a plain copy, as before
 /// 2026-11-26, no process would say it: the call is the job's only one.
+/// The pair buffer, which takes these calls on two processes, is off.
 #[test]
 fn allgather_allreduce_fills_through_the_store_policy() {
-    let out = nontemporal_at_verbose_100(2, "always", &[], &["allreduce=1000"]);
+    let out = nontemporal_at_verbose_100(2, "always", &[NO_PAIR_BUFFER], &["allreduce=1000"]);
     let ran = out
         .matches("MPI_Allreduce on 2 processes runs Allgather")
         .count();
