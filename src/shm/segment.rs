@@ -135,12 +135,9 @@ impl Segment {
         let fd = shm_open(&cname, false).map_err(|e| format!("shm_open {name}: {e}"))?;
         Self::reserve(&fd, self.layout.queue(owner), self.layout.queue_stride)?;
         if owner == 0 && self.layout.pair_half > 0 {
-            let pair_end = self.layout.pair_half_data(1) + self.layout.pair_half;
-            Self::reserve(
-                &fd,
-                self.layout.pair_offset,
-                pair_end - self.layout.pair_offset,
-            )?;
+            // The pair buffer ends the segment (`Layout::with_pair`).
+            let (start, end) = (self.layout.pair_offset, self.layout.total);
+            Self::reserve(&fd, start, end - start)?;
         }
         Ok(())
     }
