@@ -529,28 +529,33 @@ fn queues_at_verbose_100_with(np: usize, mca: &[(&str, &str)], extra: &[&str]) -
 /// The queues alone on two processes too: no pair buffer (`shm::pair`).
 const NO_PAIR_BUFFER: (&str, &str) = ("coll_sharm_pair_buffer_size", "0");
 
-/// On two processes, Allgather(v) and Alltoall blocks and Allreduce
-/// vectors that fit a half of the pair buffer go through it (each process
-/// says so once per operation, at verbose 100) and every value still
-/// arrives: Allgatherv, in place, empty blocks and a non-commutative
-/// Allreduce included; with `coll_sharm_pair_buffer_size` 0, or on three
+/// On two processes, Allgather(v) and Alltoall blocks, and Allreduce
+/// vectors or their halves that fit a half of the pair buffer go through
+/// it (each process says so once per operation and route, at verbose 100)
+/// and every value still arrives: Allgatherv, in place, empty blocks,
+/// unequal halves (70,001 elements) and a non-commutative Allreduce
+/// included; with `coll_sharm_pair_buffer_size` 0, or on three
 /// processes, none does.
 #[test]
 fn two_processes_exchange_through_the_pair_buffer() {
-    let said = |op: &str| match op {
-        "MPI_Allreduce" => format!("{op}: contributions exchanged through the pair buffer"),
-        _ => format!("{op}: blocks exchanged through the pair buffer"),
-    };
+    let lines = [
+        "MPI_Allgather(v): blocks exchanged through the pair buffer",
+        "MPI_Alltoall(v): blocks exchanged through the pair buffer",
+        // The 800-byte vectors take the `allgather` Allreduce, the
+        // 560,008-byte ones reduce-scatter + allgather.
+        "MPI_Allreduce: contributions exchanged through the pair buffer",
+        "MPI_Allreduce: slices reduced and exchanged through the pair buffer",
+    ];
     let verbose = [
         ("coll_sharm_single_copy", "none"),
         ("coll_sharm_verbose", "100"),
     ];
     let out = run(2, "queues", &verbose, &[], &[]);
-    for op in ["MPI_Allgather(v)", "MPI_Alltoall(v)", "MPI_Allreduce"] {
+    for line in lines {
         assert_eq!(
-            out.matches(&said(op)).count(),
+            out.matches(line).count(),
             2,
-            "{op}, every process once:\n{out}"
+            "{line}, every process once:\n{out}"
         );
     }
     let off = [verbose[0], verbose[1], NO_PAIR_BUFFER];

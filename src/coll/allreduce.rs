@@ -1,7 +1,9 @@
 //! MPI_Allreduce over the queues: the tree walk of `reduce` with the result
 //! published to everybody, or for small messages `allgather` (one hop, every
 //! process folds all contributions), or for large dense ones reduce-scatter
-//! followed by an allgather of the reduced slices.
+//! followed by an allgather of the reduced slices.  On two processes both
+//! the `allgather` Allreduce and reduce-scatter + allgather go through the
+//! pair buffer where it holds their blocks (`coll::pair`).
 
 use crate::coll::allgather;
 use crate::coll::gather::rotation;
@@ -52,7 +54,8 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
     // Two processes: where `auto` takes the `allgather` Allreduce, its one
     // exchange goes through the pair buffer, each process folding both
     // contributions.  Not beyond: there reduce-scatter + allgather moves and
-    // folds half as much per process, and the pair buffer's Allreduce took
+    // folds half as much per process (through the pair buffer too, below),
+    // and the pair buffer's `allgather` Allreduce took
     // 0.86-1.33x its time at 64-512 KiB (np=2, 6 rounds in turns: near
     // 1.30 / 0.86 / 0.98 at 64 / 256 / 512 KiB, mixed 1.18-1.33;
     // `docs/benchmark/2026-11-30-h-pair/ab/allreduce.txt`), against 0.61 /
@@ -74,6 +77,11 @@ pub fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
     sh.ran(Coll::Allreduce, alg);
     match alg {
         Algorithm::Allgather => allgather_allreduce(sh, red),
+        // Two processes: both exchanges through the pair buffer, where
+        // each slice fits a half (`pair::reduce_scatter_allgather`).
+        Algorithm::ReduceScatterAllgather if pair::takes_reduce_scatter_allgather(sh, red) => {
+            return pair::reduce_scatter_allgather(sh, red)
+        }
         Algorithm::ReduceScatterAllgather if red.layout.dense() => {
             return reduce_scatter_allgather(sh, red)
         }

@@ -1,18 +1,22 @@
 //! Exchanges of two processes through the pair buffer (`shm::pair`): on a
 //! channel of two, Allgather(v) blocks of 513 bytes to one half, Alltoall
-//! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), and the
-//! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB.  Each
-//! process fills its half straight from its send block, makes its own copy
-//! while the other fills, then copies the other's block out; an Allreduce
-//! combines its vector with the other's half into its result instead, in
-//! rank order on both processes.
+//! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
+//! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB, and
+//! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
+//! one half.  Each process fills its half straight from its send block,
+//! makes its own copy while the other fills, then copies the other's block
+//! out; an Allreduce combines its vector with the other's half into its
+//! result instead, in rank order on both processes.
 //!
 //! np=2, fresh send data, in turns with `coll_sharm_pair_buffer_size 0`
 //! (the queues) and Intel MPI (6 rounds, cores near,
 //! `docs/benchmark/2026-11-30-h-pair/`): Allgather 1 KiB-512 KiB in
 //! 0.51-0.70x the queues' time, Alltoall 1 KiB-256 KiB in 0.60-0.81x,
 //! Allreduce 1 / 8 KiB 0.61 / 0.87x; against Intel MPI 0.61-0.98x, except
-//! Allgather 512 KiB (1.06x) and Alltoall 256 KiB (1.06x).
+//! Allgather 512 KiB (1.06x) and Alltoall 256 KiB (1.06x).  The
+//! reduce-scatter and allgather, 4 and 8 rounds
+//! (`docs/benchmark/2026-12-01-b-pair-allreduce/`): 16 KiB-1 MiB in
+//! 0.54-0.85x the queues' time, 0.65-0.98x Intel MPI's.
 
 use crate::coll::reduction::Reduction;
 use crate::coll::small::SayOnce;
@@ -136,5 +140,90 @@ pub(crate) fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
             },
         )
     };
+    true
+}
+
+/// Whether this process said (at verbose 100) that an Allreduce reduced
+/// its slice through the pair buffer.
+static SLICES_SAID: SayOnce = SayOnce::new();
+
+/// Where process `r`'s slice of a dense vector of `count` elements of
+/// `size` bytes lies on two processes, as (first byte, elements, bytes):
+/// process 0 reduces the first `count / 2` elements, process 1 the rest,
+/// the split of `allreduce::reduce_scatter_allgather`.
+fn slice(r: usize, count: usize, size: usize) -> (usize, usize, usize) {
+    let first = r * (count / 2);
+    let n = if r == 0 { count / 2 } else { count - count / 2 };
+    (first * size, n, n * size)
+}
+
+/// Whether the reduce-scatter + allgather Allreduce of `red` goes through
+/// the pair buffer: a dense vector whose larger slice (process 1's) fits
+/// a half and is larger than `PREFETCH_MAX_BYTES` (the caller has ruled out
+/// single copy).  Every process knows the size and the layout, so both
+/// decide alike.
+pub(crate) fn takes_reduce_scatter_allgather(sh: &Shared, red: &Reduction) -> bool {
+    let (_, _, larger) = slice(1, red.layout.count, red.layout.size);
+    red.layout.dense() && takes(sh, larger, larger, |_| false)
+}
+
+/// Reduce-scatter + allgather on two processes, in two exchanges:
+/// 1. each fills its half with the other's slice of its vector, then
+///    combines its own slice with the other's half into its slice of the
+///    receive buffer, x0 op x1 (rank order on both, so non-commutative
+///    operations are reduced alike);
+/// 2. each fills its next half with its reduced slice, which the combine
+///    just wrote into its cache, and copies the other's reduced slice out.
+///
+/// Each process reads one slice across the cores per exchange, half the
+/// vector, and folds half of it; its second fill goes into the half it
+/// read in the first, whose lines it holds.  Every slice is reduced once,
+/// so the results are bit-identical.  Our operand is our input, not our
+/// half (`Pair::exchange`); in place, our slice's result overwrites our
+/// operand exactly, which `Reduction::fused` allows, and the other's slice
+/// of the input is read by the first fill before the second exchange
+/// overwrites it.  The caller checked `takes_reduce_scatter_allgather`.
+pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
+    if SLICES_SAID.first() {
+        trace!("MPI_Allreduce: slices reduced and exchanged through the pair buffer");
+    }
+    let me = sh.me;
+    let other = 1 - me;
+    let (count, size) = (red.layout.count, red.layout.size);
+    let (our_at, our_n, our_len) = slice(me, count, size);
+    let (their_at, _, their_len) = slice(other, count, size);
+    let waiter = sh.waiter;
+    let pair = sh
+        .pair
+        .as_mut()
+        .expect("`takes_reduce_scatter_allgather` found a pair buffer");
+    // SAFETY: `takes_reduce_scatter_allgather` checked that the vector is
+    // dense and that each slice fits a half: the slices are disjoint byte
+    // ranges of our input and of the receive buffer, which overlaps
+    // neither half and is our input exactly or not at all.
+    unsafe {
+        pair.exchange(
+            me,
+            &waiter,
+            |ours| copy::copy(ours, red.own.add(their_at), their_len),
+            || {},
+            |theirs| {
+                let ours = red.own.add(our_at);
+                let (x0, x1) = if me == 0 {
+                    (ours, theirs)
+                } else {
+                    (theirs, ours)
+                };
+                red.fused(x0, x1, red.rbuf.add(our_at), our_n, our_len);
+            },
+        );
+        pair.exchange(
+            me,
+            &waiter,
+            |ours| copy::copy(ours, red.rbuf.add(our_at), our_len),
+            || {},
+            |theirs| copy::copy(red.rbuf.add(their_at), theirs, their_len),
+        );
+    }
     true
 }
