@@ -411,34 +411,65 @@ fn no_stale_shared_memory_files() {
 /// Two processes sharing one core, back-to-back calls through the pair
 /// buffer (`shm::pair`): a process preempted between its fill and the end
 /// of its read must find the other's next fill in the other half, never in
-/// the one it is still using.  The stress scenario's Allreduces (every
-/// operation and type, checked) and the allreduce scenario's, with every
-/// process saying that its Allreduces went through the pair buffer, both
-/// the `allgather` Allreduce and reduce-scatter + allgather.  An
-/// Allreduce that combined its own half after publishing it (before
-/// 466ee89) failed this at call 2654 of the stress scenario.
+/// the one it is still using, and a Bcast's root, which returns before its
+/// reader has read the ring, must not write the halves again before it
+/// has.  Two jobs, every result checked:
+/// * the stress scenario's Allreduces (every operation and type) and the
+///   allreduce scenario's, 20,000 calls, every process saying that its
+///   Allreduces went through the pair buffer, both the `allgather`
+///   Allreduce and reduce-scatter + allgather;
+/// * the stress scenario with streams of up to 4 MiB (`--s 256`) and
+///   single copy off (which a crowded node would choose for them), whose
+///   Bcasts of 512 KiB and more go through the pair buffer's ring (several
+///   laps of it), between Allreduces through its halves.
+///
+/// An Allreduce that combined its own half after publishing it (before
+/// 466ee89) failed the first at call 2654 of the stress scenario.
 #[test]
 fn np2_one_core_pair_buffer_calls_back_to_back() {
-    let scenarios = "stress,allreduce";
-    let job = checker()
-        .job(2, scenarios)
-        // Both on CPU 0 by the affinity mpirun and its children inherit:
-        // Open MPI 5's mapper refuses two processes on a one-CPU `--cpu-set`.
-        .wrapper(&["taskset", "-c", "0"])
-        .mpirun_args(&["--bind-to", "none"])
-        .mcas(&[("mpi_yield_when_idle", "1"), ("coll_sharm_verbose", "100")])
-        .args(&["--calls", "20000"]);
-    let (run, summary) = run_checker(&job, scenarios);
-    assert!(summary.served > 0, "sharm served nothing");
-    for said in [
-        "MPI_Allreduce: contributions exchanged through the pair buffer",
-        "MPI_Allreduce: slices reduced and exchanged through the pair buffer",
-    ] {
-        assert_eq!(
-            run.output().matches(said).count(),
-            2,
-            "{}",
-            run.report(said)
-        );
+    let jobs = [
+        (
+            "stress,allreduce",
+            ["--calls", "20000", "--s", "32"],
+            "auto",
+            &[
+                "MPI_Allreduce: contributions exchanged through the pair buffer",
+                "MPI_Allreduce: slices reduced and exchanged through the pair buffer",
+            ][..],
+        ),
+        (
+            "stress",
+            ["--calls", "1500", "--s", "256"],
+            "none",
+            &[
+                "MPI_Bcast: streamed through the pair buffer",
+                "MPI_Allreduce: slices reduced and exchanged through the pair buffer",
+            ][..],
+        ),
+    ];
+    for (scenarios, args, single_copy, lines) in jobs {
+        let job = checker()
+            .job(2, scenarios)
+            // Both on CPU 0 by the affinity mpirun and its children inherit:
+            // Open MPI 5's mapper refuses two processes on a one-CPU
+            // `--cpu-set`.
+            .wrapper(&["taskset", "-c", "0"])
+            .mpirun_args(&["--bind-to", "none"])
+            .mcas(&[
+                ("mpi_yield_when_idle", "1"),
+                ("coll_sharm_verbose", "100"),
+                ("coll_sharm_single_copy", single_copy),
+            ])
+            .args(&args);
+        let (run, summary) = run_checker(&job, scenarios);
+        assert!(summary.served > 0, "sharm served nothing");
+        for said in lines {
+            assert_eq!(
+                run.output().matches(said).count(),
+                2,
+                "{scenarios} {args:?}: {}",
+                run.report(said)
+            );
+        }
     }
 }

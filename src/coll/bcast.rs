@@ -11,6 +11,7 @@
 //!   fragment out, republishes it in its own queue for its children, then
 //!   acknowledges its parent.  Fragments pipeline down the tree.
 
+use crate::coll::pair;
 use crate::coll::single_copy;
 use crate::ompi::call::Coll;
 use crate::ompi::params::Algorithm;
@@ -32,6 +33,11 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
     }
     let alg = sh.tree_algorithm(chosen, LINEAR_UP_TO);
     sh.ran(Coll::Bcast, alg);
+    // Two processes, under `auto`: one stream through the pair buffer's
+    // small ring (`coll::pair::bcast`).
+    if chosen == Algorithm::Auto && pair::takes_bcast(sh, bytes) {
+        return pair::bcast(sh, payload, bytes, root);
+    }
     // Linear is the k-nomial tree whose radix is the process count.
     let cut = sh.cut(bytes);
     let op = sh.next_op();

@@ -1,9 +1,9 @@
 //! Exchanges of two processes through the pair buffer (`shm::pair`): on a
 //! channel of two, Allgather(v) blocks of 513 bytes to one half, Alltoall
 //! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
-//! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB, and
+//! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
-//! one half.  Each process fills its half straight from its send block,
+//! one half, and Bcasts of 512 KiB to 8 MiB as one stream through its ring.  Each process fills its half straight from its send block,
 //! makes its own copy while the other fills, then copies the other's block
 //! out; an Allreduce combines its vector with the other's half into its
 //! result instead, in rank order on both processes.
@@ -22,7 +22,7 @@ use crate::coll::reduction::Reduction;
 use crate::coll::small::SayOnce;
 use crate::kernels::copy;
 use crate::ompi::payload::{Payload, SelfCopy};
-use crate::shm::channel::Shared;
+use crate::shm::channel::{land, Shared};
 use crate::shm::queue::PREFETCH_MAX_BYTES;
 use tracing::trace;
 
@@ -225,5 +225,59 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
             |theirs| copy::copy(red.rbuf.add(their_at), theirs, their_len),
         );
     }
+    true
+}
+
+/// Whether this process said (at verbose 100) that a Bcast went through
+/// the pair buffer.
+static BCAST_SAID: SayOnce = SayOnce::new();
+
+/// The smallest Bcast, in bytes, that goes through the pair buffer: below
+/// it the ring was no faster than the queues in every state of the VM
+/// (np=2, alternated launches in two states: 64 KiB 1.07-1.10x the
+/// queues' time, 256 KiB 0.98-1.05x, 512 KiB 0.93-1.01x, 1 MiB
+/// 0.79-0.87x; `docs/benchmark/2026-12-01-c-pair-bcast/`).
+pub(crate) const BCAST_MIN_BYTES: usize = 512 * 1024;
+/// Bcasts from this size on keep the queues, which land such streams in
+/// memory while the ring's chunks come back through the caches: 8 / 12 /
+/// 16 / 32 MiB in 0.99 / 1.03 / 1.07 / 1.32x the queues' time through the
+/// ring, against 0.75-0.86x at 2-4 MiB.
+pub(crate) const BCAST_BELOW_BYTES: usize = 8 * 1024 * 1024;
+
+/// Whether a Bcast of `bytes` bytes goes through the pair buffer (the
+/// caller has ruled out single copy and a forced algorithm): a channel of
+/// two with a pair buffer, and `BCAST_MIN_BYTES` <= bytes <
+/// `BCAST_BELOW_BYTES`.  Both processes know the size, so they decide
+/// alike.
+pub(crate) fn takes_bcast(sh: &Shared, bytes: usize) -> bool {
+    sh.pair.is_some() && (BCAST_MIN_BYTES..BCAST_BELOW_BYTES).contains(&bytes)
+}
+
+/// The Bcast of two processes as one stream through the pair buffer
+/// (`Pair::stream`): the root packs or copies its message into the ring
+/// chunk by chunk with ordinary stores, the other unpacks or copies each
+/// chunk out as soon as it is there, landing it as the call's landing
+/// says (`Shared::landing`: the trials' choice from 2 MiB).  The caller
+/// checked `takes_bcast`.
+pub(crate) fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) -> bool {
+    if BCAST_SAID.first() {
+        trace!("MPI_Bcast: streamed through the pair buffer");
+    }
+    let me = sh.me;
+    let waiter = sh.waiter;
+    let streams = sh.landing().streams(bytes);
+    let pair = sh.pair.as_mut().expect("`takes_bcast` found a pair buffer");
+    // SAFETY: each chunk lies within a half and holds `len` bytes; the
+    // payload holds the stream's `bytes` bytes; only the root writes the
+    // ring.
+    unsafe {
+        pair.stream(me, root, &waiter, bytes, |offset, at, len| {
+            if me == root {
+                payload.read(offset, at, len)
+            } else {
+                land(payload, streams, offset, at, len)
+            }
+        })
+    };
     true
 }

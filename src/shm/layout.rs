@@ -10,7 +10,8 @@
 //!     +64*s                   p ack lines, line r written by reader r only
 //!     +control_bytes          s data slots of f bytes each, page aligned
 //!   pair_offset               two processes only (`with_pair`): a page of two
-//!                             turn lines, then two halves of pair_half bytes
+//!                             turn lines and two stream lines, then two
+//!                             halves of pair_half bytes
 //! ```
 //!
 //! Size formula (a = 4096-byte page, L = 64-byte line, ⌈x⌉ₐ = x rounded up to a):
@@ -209,6 +210,11 @@ impl Layout {
     pub fn pair_turn_line(&self, h: usize) -> usize {
         self.pair_offset + h * 2 * CACHE_LINE
     }
+    /// Offset of process `r`'s stream line of the pair buffer (`Pair::
+    /// stream`), after the turn lines and two lines apart like them.
+    pub fn pair_stream_line(&self, r: usize) -> usize {
+        self.pair_offset + (4 + 2 * r) * CACHE_LINE
+    }
     /// Offset of half `h` (0 or 1) of the pair buffer.
     pub fn pair_half_data(&self, h: usize) -> usize {
         self.pair_offset + PAGE + h * self.pair_half
@@ -277,7 +283,12 @@ mod tests {
         assert_eq!(paired.pair_half, 8192, "halves are whole pages");
         assert_eq!(paired.pair_offset, two.total);
         assert_eq!(paired.pair_offset % PAGE, 0);
-        assert!(paired.pair_turn_line(1) + CACHE_LINE <= paired.pair_half_data(0));
+        assert!(paired.pair_turn_line(1) + CACHE_LINE <= paired.pair_stream_line(0));
+        assert_eq!(
+            paired.pair_stream_line(0) - paired.pair_turn_line(1),
+            2 * CACHE_LINE
+        );
+        assert!(paired.pair_stream_line(1) + CACHE_LINE <= paired.pair_half_data(0));
         assert_eq!(paired.pair_half_data(0) % PAGE, 0);
         assert_eq!(paired.pair_half_data(1), paired.pair_half_data(0) + 8192);
         assert_eq!(paired.pair_half_data(1) + 8192, paired.total);

@@ -1,7 +1,8 @@
 //! The pair buffer of a two-process channel: two halves that the two
 //! processes take in turns to exchange blocks (`coll::pair`: Allgather(v),
-//! Alltoall and the small Allreduce on two processes, blocks of at most one
-//! half that do not go by single copy).
+//! Alltoall and Allreduce on two processes, blocks of at most one half
+//! that do not go by single copy), and that a Bcast takes as one ring
+//! (`stream`).
 //!
 //! Why turns.  Through the queues every line of an exchanged block crosses
 //! between the cores twice a call: the writer first takes back the slot
@@ -36,9 +37,31 @@
 //! increased: the reader of exchange k waits for k + 1, and k + 2 would be
 //! its own next store.
 //!
-//! Cache lines: the two turn lines are two lines apart (the adjacent-line
-//! prefetcher fetches aligned pairs); each is written by one process at a
-//! time and polled by the other.  The halves are page aligned.  One owner:
+//! Streams.  A one-way stream (`stream`: np=2 Bcast) uses the same memory
+//! as a ring of chunks, 1 MiB at the default size: small enough that the
+//! lines its root writes come round while its own cache still holds them,
+//! which the queues' ring of two L2 caches is not (np=2, a probe without
+//! MPI: 256 KiB / 1 MiB in 24.0 / 88 µs through a 1 MiB ring, 28.0 / 104
+//! through 4 MiB; the Bcast through this ring 1-4 MiB in 0.75-0.87x the
+//! queues' time, `docs/benchmark/2026-12-01-c-pair-bcast/`).  Each
+//! process has a stream line that only it writes: a running count of
+//! ticks, which both processes advance alike by one more than the
+//! chunks of every stream.  In a stream that starts at `base`, the root
+//! stores base + 2 + c after writing chunk c (Release), and the reader
+//! waits for it (Acquire) before reading the chunk; the reader stores
+//! base + 1 on entry and base + 2 + c after reading chunk c (Release:
+//! its reads happen before the root, seeing it (Acquire), rewrites the
+//! slot).  The root starts in the half it would fill next in an exchange,
+//! the one it read last, which the other no longer reads; the other
+//! half may still be being read by the other's last exchange, so the root
+//! enters it, or wraps the ring, only once the reader's line says it came
+//! that far.  The root returns without waiting for the reader; its next
+//! exchange or stream first waits until the reader has read every chunk
+//! (`drain`), since both reuse the halves.
+//!
+//! Cache lines: the two turn lines and the two stream lines are each two
+//! lines apart (the adjacent-line prefetcher fetches aligned pairs); each
+//! is written by one process at a time and polled by the other.  The halves are page aligned.  One owner:
 //! the channel (`Shared::pair`), whose calls are serialized as MPI requires
 //! of a communicator's collectives.
 
@@ -57,7 +80,18 @@ pub struct Pair {
     half: usize,
     /// Exchanges this channel made here so far.
     exchanges: u64,
+    /// Each process's stream line (`stream`).
+    streams: [*const AtomicU64; 2],
+    /// Ticks of the streams so far: one more than the chunks of each.
+    ticks: u64,
+    /// After a stream we were the root of: the tick the other's stream
+    /// line reaches once it has read every chunk (0: nothing pending).
+    drain: u64,
 }
+
+/// Bytes of a stream's chunk (`Pair::stream`): the fragment the queues
+/// move large streams in (`channel::WIDE_FRAGMENT`).
+const CHUNK: usize = 32 * 1024;
 
 impl Pair {
     /// The pair buffer of the segment mapped at `base` with `layout`; None
@@ -79,6 +113,9 @@ impl Pair {
             halves: [0, 1].map(|h| at(layout.pair_half_data(h))),
             half: layout.pair_half,
             exchanges: 0,
+            streams: [0, 1].map(|r| at(layout.pair_stream_line(r)) as *const AtomicU64),
+            ticks: 0,
+            drain: 0,
         })
     }
 
@@ -107,6 +144,7 @@ impl Pair {
         between: impl FnOnce(),
         read: impl FnOnce(*const u8),
     ) {
+        self.settle(me, waiter);
         let k = self.exchanges;
         self.exchanges += 1;
         let ours = ((me as u64 + k) % 2) as usize;
@@ -121,5 +159,83 @@ impl Pair {
         // of k + 1, so it is all there once we see it.
         waiter.until(|| their_turn.load(Ordering::Acquire) > k);
         read(self.halves[theirs]);
+    }
+
+    /// Waits, after a stream we were the root of, until the other process
+    /// has read all of it: the halves are about to be written again.
+    fn settle(&mut self, me: usize, waiter: &Waiter) {
+        if self.drain == 0 {
+            return;
+        }
+        let (target, theirs) = (self.drain, self.stream_line(1 - me));
+        // Acquire: its reads of the stream happen before our next writes.
+        waiter.until(|| theirs.load(Ordering::Acquire) >= target);
+        self.drain = 0;
+    }
+
+    fn stream_line(&self, r: usize) -> &AtomicU64 {
+        // SAFETY: the stream lines live as long as the mapping (`new`).
+        unsafe { &*self.streams[r] }
+    }
+
+    /// One stream of `bytes` bytes from `root` to the other process, in
+    /// chunks of `CHUNK` bytes through the halves taken as one ring (see
+    /// the module's docs).  `chunk(offset, at, len)` is called for each
+    /// chunk of the stream, `at` being its place in the ring: the root
+    /// writes bytes `[offset, offset + len)` of its message there, the
+    /// other reads them from there into its own.  Both processes must call
+    /// it for the same calls, as `exchange`.
+    ///
+    /// # Safety
+    /// `chunk` touches at most `len` bytes at `at`, writing them only at
+    /// the root.
+    pub unsafe fn stream(
+        &mut self,
+        me: usize,
+        root: usize,
+        waiter: &Waiter,
+        bytes: usize,
+        mut chunk: impl FnMut(usize, *mut u8, usize),
+    ) {
+        self.settle(me, waiter);
+        let size = CHUNK.min(self.half);
+        let per_half = self.half / size;
+        let ring = 2 * per_half;
+        // The root's half of the next exchange, which the other read last
+        // time (and, after an exchange, no longer reads).
+        let first = ((root as u64 + self.exchanges) % 2) as usize * per_half;
+        let chunks = bytes.div_ceil(size);
+        let base = self.ticks;
+        self.ticks += chunks as u64 + 1;
+        let (ours, theirs) = (self.stream_line(me), self.stream_line(1 - me));
+        if me != root {
+            // Release: our last exchange's reads happen before the root
+            // enters the half they read.
+            ours.store(base + 1, Ordering::Release);
+        }
+        for c in 0..chunks {
+            let slot = (first + c) % ring;
+            // SAFETY: `slot` < ring, so the chunk lies within its half.
+            let at = unsafe { self.halves[slot / per_half].add(slot % per_half * size) };
+            let (offset, tick) = (c * size, base + 2 + c as u64);
+            let len = size.min(bytes - offset);
+            if me == root {
+                if c >= per_half {
+                    // The other half, or a slot again: the reader has
+                    // entered, and has read what the slot held this call.
+                    let need = base + 1 + (c + 1).saturating_sub(ring) as u64;
+                    waiter.until(|| theirs.load(Ordering::Acquire) >= need);
+                }
+                chunk(offset, at, len);
+                ours.store(tick, Ordering::Release);
+            } else {
+                waiter.until(|| theirs.load(Ordering::Acquire) >= tick);
+                chunk(offset, at, len);
+                ours.store(tick, Ordering::Release);
+            }
+        }
+        if me == root {
+            self.drain = base + 1 + chunks as u64;
+        }
     }
 }

@@ -755,6 +755,59 @@ static void test_landing_trials(int T, int routes)
     landing_tried("alltoall", T, routes, trial_alltoall, all);
 }
 
+/* "pair_streams": two processes only.  Rounds of a Bcast of 1 MiB + 4 KiB
+ * from rank 0, then at once an Allgather of 128 KiB blocks and a second such
+ * Bcast.  Rank 0 sends contiguous ints; rank 1 receives them as a vector
+ * of stride 2, whose unpacking trails the root: the root of a Bcast
+ * through the pair buffer's ring returns before its reader has read the
+ * ring, and must not write the halves again (the Allgather's fill, the
+ * next Bcast's chunks) until the reader has.  Every value is checked. */
+static void test_pair_streams(void)
+{
+    const int n = (1 << 18) + 1024, blk = 1 << 15;
+    int *msg = malloc(sizeof(int) * (size_t) n), *strided = malloc(sizeof(int) * 2 * (size_t) n);
+    int *mine = malloc(sizeof(int) * blk), *all = malloc(sizeof(int) * 2 * (size_t) blk);
+    MPI_Datatype vec;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    for (int round = 0; round < 60; round++) {
+        for (int call = 0; call < 2; call++) {
+            int tag = 2 * round + call;
+            if (rank == 0) {
+                for (int i = 0; i < n; i++)
+                    msg[i] = val(tag, i);
+                MPI_Bcast(msg, n, MPI_INT, 0, MPI_COMM_WORLD);
+            } else {
+                memset(strided, 0, sizeof(int) * 2 * (size_t) n);
+                MPI_Bcast(strided, 1, vec, 0, MPI_COMM_WORLD);
+                for (int i = 0; i < n; i++)
+                    if (strided[2 * i] != val(tag, i)) {
+                        CHECK(0, "pair streams: Bcast %d: [%d] = %d, want %d", tag, i, strided[2 * i],
+                              val(tag, i));
+                        break;
+                    }
+            }
+            if (call == 1)
+                break;
+            for (int i = 0; i < blk; i++)
+                mine[i] = -val(rank + 2 * round, i);
+            MPI_Allgather(mine, blk, MPI_INT, all, blk, MPI_INT, MPI_COMM_WORLD);
+            for (int r = 0; r < 2; r++)
+                for (int i = 0; i < blk; i++)
+                    if (all[r * blk + i] != -val(r + 2 * round, i)) {
+                        CHECK(0, "pair streams: Allgather %d: block %d [%d] = %d", round, r, i,
+                              all[r * blk + i]);
+                        break;
+                    }
+        }
+    }
+    MPI_Type_free(&vec);
+    free(msg);
+    free(strided);
+    free(mine);
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     stderr_to_file();
@@ -820,6 +873,10 @@ int main(int argc, char **argv)
     if (argc > 2 && strncmp(argv[2], "trials=", 7) == 0) {
         const char *again = strchr(argv[2] + 7, ',');
         test_trials(atoi(argv[2] + 7), again ? atoi(again + 1) : 0);
+        goto done;
+    }
+    if (argc > 2 && strcmp(argv[2], "pair_streams") == 0) {
+        test_pair_streams();
         goto done;
     }
     /* "allreduce=N": only test_allreduce, of N longs. */
