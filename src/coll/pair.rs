@@ -3,10 +3,11 @@
 //! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
-//! one half, and Bcasts of 512 KiB to 8 MiB as one stream through its ring.  Each process fills its half straight from its send block,
-//! makes its own copy while the other fills, then copies the other's block
-//! out; an Allreduce combines its vector with the other's half into its
-//! result instead, in rank order on both processes.
+//! one half, and Bcasts of 512 KiB to 8 MiB as one stream through its
+//! ring.  Each process fills its half straight from its send block, makes
+//! its own copy while the other fills, then copies the other's block out;
+//! an Allreduce combines its vector with the other's half into its result
+//! instead, in rank order on both processes.
 //!
 //! np=2, fresh send data, in turns with `coll_sharm_pair_buffer_size 0`
 //! (the queues) and Intel MPI (6 rounds, cores near,
@@ -16,7 +17,8 @@
 //! Allgather 512 KiB (1.06x) and Alltoall 256 KiB (1.06x).  The
 //! reduce-scatter and allgather, 4 and 8 rounds
 //! (`docs/benchmark/2026-12-01-b-pair-allreduce/`): 16 KiB-1 MiB in
-//! 0.54-0.85x the queues' time, 0.65-0.98x Intel MPI's.
+//! 0.54-0.85x the queues' time, 0.64-0.98x Intel MPI's.  The Bcast:
+//! `docs/benchmark/2026-12-01-c-pair-bcast/` and `BCAST_MIN_BYTES`.
 
 use crate::coll::reduction::Reduction;
 use crate::coll::small::SayOnce;

@@ -61,9 +61,10 @@
 //!
 //! Cache lines: the two turn lines and the two stream lines are each two
 //! lines apart (the adjacent-line prefetcher fetches aligned pairs); each
-//! is written by one process at a time and polled by the other.  The halves are page aligned.  One owner:
-//! the channel (`Shared::pair`), whose calls are serialized as MPI requires
-//! of a communicator's collectives.
+//! is written by one process at a time and polled by the other.  The
+//! halves are page aligned.  One owner: the channel (`Shared::pair`),
+//! whose calls are serialized as MPI requires of a communicator's
+//! collectives.
 
 use crate::shm::layout::Layout;
 use crate::shm::wait::Waiter;
@@ -219,20 +220,18 @@ impl Pair {
             let at = unsafe { self.halves[slot / per_half].add(slot % per_half * size) };
             let (offset, tick) = (c * size, base + 2 + c as u64);
             let len = size.min(bytes - offset);
-            if me == root {
-                if c >= per_half {
-                    // The other half, or a slot again: the reader has
-                    // entered, and has read what the slot held this call.
-                    let need = base + 1 + (c + 1).saturating_sub(ring) as u64;
-                    waiter.until(|| theirs.load(Ordering::Acquire) >= need);
-                }
-                chunk(offset, at, len);
-                ours.store(tick, Ordering::Release);
-            } else {
+            if me != root {
                 waiter.until(|| theirs.load(Ordering::Acquire) >= tick);
-                chunk(offset, at, len);
-                ours.store(tick, Ordering::Release);
+            } else if c >= per_half {
+                // The other half, or a slot again: the reader has entered,
+                // and has read what the slot held earlier in this call.
+                let need = base + 1 + (c + 1).saturating_sub(ring) as u64;
+                waiter.until(|| theirs.load(Ordering::Acquire) >= need);
             }
+            chunk(offset, at, len);
+            // Release: the root's writes of the chunk, or the reader's
+            // reads of it, happen before the other sees this tick.
+            ours.store(tick, Ordering::Release);
         }
         if me == root {
             self.drain = base + 1 + chunks as u64;
