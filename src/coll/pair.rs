@@ -132,17 +132,42 @@ pub(crate) fn allreduce(sh: &mut Shared, red: &Reduction) -> bool {
             |ours| copy::copy(ours, red.own, bytes),
             || {},
             |theirs| {
-                let ours = red.own;
-                let (x0, x1) = if me == 0 {
-                    (ours, theirs)
-                } else {
-                    (theirs, ours)
-                };
-                red.fused(x0, x1, red.rbuf, red.layout.count, bytes);
+                combine(
+                    red,
+                    me,
+                    (red.own, theirs),
+                    red.rbuf,
+                    red.layout.count,
+                    bytes,
+                )
             },
         )
     };
     true
+}
+
+/// `out = x0 op x1` for `n` elements of `len` bytes, where process `me`
+/// holds `ours` and the other's part is `theirs`: both processes combine
+/// the same operands in rank order, so their results are bit-identical,
+/// for non-commutative operations too.
+///
+/// # Safety
+/// As `Reduction::fused`.
+unsafe fn combine(
+    red: &Reduction,
+    me: usize,
+    (ours, theirs): (*const u8, *const u8),
+    out: *mut u8,
+    n: usize,
+    len: usize,
+) {
+    let (x0, x1) = if me == 0 {
+        (ours, theirs)
+    } else {
+        (theirs, ours)
+    };
+    // SAFETY: forwarded contract.
+    unsafe { red.fused(x0, x1, out, n, len) }
 }
 
 /// Whether this process said (at verbose 100) that an Allreduce reduced
@@ -211,12 +236,14 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
             || {},
             |theirs| {
                 let ours = red.own.add(our_at);
-                let (x0, x1) = if me == 0 {
-                    (ours, theirs)
-                } else {
-                    (theirs, ours)
-                };
-                red.fused(x0, x1, red.rbuf.add(our_at), our_n, our_len);
+                combine(
+                    red,
+                    me,
+                    (ours, theirs),
+                    red.rbuf.add(our_at),
+                    our_n,
+                    our_len,
+                )
             },
         );
         pair.exchange(
