@@ -10,7 +10,7 @@ use crate::coll::gather::rotation;
 use crate::coll::pair;
 use crate::coll::reduce::{walk, Sink, LINEAR_UP_TO};
 use crate::coll::reduce_scatter;
-use crate::coll::reduction::{fold_ranks, Piece, Reduction};
+use crate::coll::reduction::{self, fold_ranks, Piece, Reduction};
 use crate::coll::single_copy_reduce;
 use crate::ompi::call::Coll;
 use crate::ompi::dtype::ReduceLayout;
@@ -145,9 +145,7 @@ static FOLDED_OUT_SAID: AtomicBool = AtomicBool::new(false);
 /// exchange moves each slice as one fragment of 15-16 KiB, and is cheap.
 fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
     let (me, p, count, size) = (sh.me, sh.p, red.layout.count, red.layout.size);
-    let counts: Vec<usize> = (0..p)
-        .map(|r| (r + 1) * count / p - r * count / p)
-        .collect();
+    let counts: Vec<usize> = (0..p).map(|r| reduction::slice(r, p, count).1).collect();
     let shared =
         reduce_scatter::reduce_scatter(sh, red, &counts, reduce_scatter::Result::SlicePlace);
     if let Some((op, positions)) = shared {
@@ -157,7 +155,7 @@ fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool {
         gather_shared(sh, red, &counts, op, positions);
         return true;
     }
-    let offset = |r: usize| r * count / p * size;
+    let offset = |r: usize| reduction::slice(r, p, count).0 * size;
     let op = sh.next_op();
     let mut sinks = sh.peer_streams();
     for r in rotation(me, p) {
@@ -229,7 +227,10 @@ fn gather_shared(sh: &mut Shared, red: &Reduction, counts: &[usize], op: u64, po
             let (_, _, offset, len) = theirs.fragment(k, cut.size);
             // Slice r's place: where `reduce_scatter` put it at process r.
             // SAFETY: it lies within the receive buffer.
-            let start = unsafe { red.rbuf.add(r * count / p * red.layout.extent) };
+            let start = unsafe {
+                red.rbuf
+                    .add(reduction::slice(r, p, count).0 * red.layout.extent)
+            };
             let mut place = Payload::Contiguous(start);
             let at = cut.pos(op, positions + k);
             sh.recv_at(r, &mut place, theirs.span(counts[r]), offset, at, len);

@@ -20,7 +20,7 @@
 //! 0.54-0.85x the queues' time, 0.64-0.98x Intel MPI's.  The Bcast:
 //! `docs/benchmark/2026-12-01-c-pair-bcast/` and `BCAST_MIN_BYTES`.
 
-use crate::coll::reduction::Reduction;
+use crate::coll::reduction::{self, Reduction};
 use crate::coll::small::SayOnce;
 use crate::kernels::copy;
 use crate::ompi::payload::{Payload, SelfCopy};
@@ -174,13 +174,12 @@ unsafe fn combine(
 /// its slice through the pair buffer.
 static SLICES_SAID: SayOnce = SayOnce::new();
 
-/// Where process `r`'s slice of a dense vector of `count` elements of
-/// `size` bytes lies on two processes, as (first byte, elements, bytes):
-/// process 0 reduces the first `count / 2` elements, process 1 the rest,
-/// the split of `allreduce::reduce_scatter_allgather`.
+/// Where process `r`'s slice (`reduction::slice`) of a dense vector of
+/// `count` elements of `size` bytes lies on two processes, as (first byte,
+/// elements, bytes): process 0 reduces the first `count / 2` elements,
+/// process 1 the rest.
 fn slice(r: usize, count: usize, size: usize) -> (usize, usize, usize) {
-    let first = r * (count / 2);
-    let n = if r == 0 { count / 2 } else { count - count / 2 };
+    let (first, n) = reduction::slice(r, 2, count);
     (first * size, n, n * size)
 }
 

@@ -42,6 +42,16 @@ impl Reduction {
     }
 }
 
+/// Process `r`'s slice when `count` elements are split among `p`
+/// processes, as (first element, elements): elements
+/// [r·count/p, (r+1)·count/p).  Every route that has each process reduce
+/// one slice splits so (`allreduce::reduce_scatter_allgather`,
+/// `single_copy_reduce`, `pair::reduce_scatter_allgather`).
+pub(crate) fn slice(r: usize, p: usize, count: usize) -> (usize, usize) {
+    let (first, end) = (r * count / p, (r + 1) * count / p);
+    (first, end - first)
+}
+
 /// One fragment of a reduction: its position and its `n` elements' `len` bytes.
 #[derive(Clone, Copy)]
 pub(crate) struct Piece {
@@ -103,5 +113,29 @@ pub(crate) unsafe fn fold_ranks(
         if let Some(f) = last_frag {
             sh.queues.release(sh.me, last, f);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slice;
+
+    /// The slices of every split tile the elements in rank order, and two
+    /// processes split at `count / 2`.
+    #[test]
+    fn slices_tile_the_elements_in_rank_order() {
+        for p in 1..=9 {
+            for count in [0, 1, 2, 7, 70_001] {
+                let mut next = 0;
+                for r in 0..p {
+                    let (first, n) = slice(r, p, count);
+                    assert_eq!(first, next, "p={p} count={count} r={r}");
+                    next += n;
+                }
+                assert_eq!(next, count, "p={p} count={count}");
+            }
+        }
+        assert_eq!(slice(0, 2, 7), (0, 3));
+        assert_eq!(slice(1, 2, 7), (3, 4));
     }
 }

@@ -15,7 +15,7 @@
 //! pulling q's reduced slice, which q offers only once it has finished
 //! reading everybody's slice q.
 
-use crate::coll::reduction::Reduction;
+use crate::coll::reduction::{self, Reduction};
 use crate::coll::single_copy::Outcome;
 use crate::kernels::copy;
 use crate::shm::channel::Shared;
@@ -36,10 +36,10 @@ pub fn applies(sh: &Shared, red: &Reduction) -> bool {
 pub fn reduce(sh: &mut Shared, red: &Reduction, root: Option<usize>) -> bool {
     let (me, p) = (sh.me, sh.p);
     let (count, size) = (red.layout.count, red.layout.size);
-    // Slice r: elements [r·count/p, (r+1)·count/p), as (byte offset, bytes).
+    // Slice r (`reduction::slice`), as (byte offset, bytes).
     let slice = |r: usize| {
-        let (a, b) = (r * count / p, (r + 1) * count / p);
-        (a * size, (b - a) * size)
+        let (first, n) = reduction::slice(r, p, count);
+        (first * size, n * size)
     };
     let inputs = sh.next_op();
     let results = sh.next_op();
