@@ -57,7 +57,7 @@
 //! enters it, or wraps the ring, only once the reader's line says it came
 //! that far.  The root returns without waiting for the reader; its next
 //! exchange or stream first waits until the reader has read every chunk
-//! (`drain`), since both reuse the halves.
+//! (`settle`), since both reuse the halves.
 //!
 //! Cache lines: the two turn lines and the two stream lines are each two
 //! lines apart (the adjacent-line prefetcher fetches aligned pairs); each
@@ -85,9 +85,9 @@ pub struct Pair {
     streams: [*const AtomicU64; 2],
     /// Ticks of the streams so far: one more than the chunks of each.
     ticks: u64,
-    /// After a stream we were the root of: the tick the other's stream
-    /// line reaches once it has read every chunk (0: nothing pending).
-    drain: u64,
+    /// Whether we were the root of the last stream and have not yet seen
+    /// the other read all of it: its stream line then reaches `ticks`.
+    owed: bool,
 }
 
 /// Bytes of a stream's chunk (`Pair::stream`): the fragment the queues
@@ -116,7 +116,7 @@ impl Pair {
             exchanges: 0,
             streams: [0, 1].map(|r| at(layout.pair_stream_line(r)) as *const AtomicU64),
             ticks: 0,
-            drain: 0,
+            owed: false,
         })
     }
 
@@ -165,13 +165,15 @@ impl Pair {
     /// Waits, after a stream we were the root of, until the other process
     /// has read all of it: the halves are about to be written again.
     fn settle(&mut self, me: usize, waiter: &Waiter) {
-        if self.drain == 0 {
+        if !self.owed {
             return;
         }
-        let (target, theirs) = (self.drain, self.stream_line(1 - me));
+        // The reader's last tick of that stream is the streams' running
+        // count: no stream has started since.
+        let (target, theirs) = (self.ticks, self.stream_line(1 - me));
         // Acquire: its reads of the stream happen before our next writes.
         waiter.until(|| theirs.load(Ordering::Acquire) >= target);
-        self.drain = 0;
+        self.owed = false;
     }
 
     fn stream_line(&self, r: usize) -> &AtomicU64 {
@@ -233,8 +235,7 @@ impl Pair {
             // reads of it, happen before the other sees this tick.
             ours.store(tick, Ordering::Release);
         }
-        if me == root {
-            self.drain = base + 1 + chunks as u64;
-        }
+        // The reader's last store is base + 1 + chunks, now `ticks`.
+        self.owed = me == root;
     }
 }
