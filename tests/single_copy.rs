@@ -574,15 +574,17 @@ fn two_processes_exchange_through_the_pair_buffer() {
     }
 }
 
-/// On two processes a Bcast from 512 KiB streams through the pair buffer's
+/// On two processes a Bcast from 256 KiB streams through the pair buffer's
 /// ring, and its root returns before the other has read it: an Allgather
 /// through the pair buffer right after it, and the next Bcast, must not
 /// overwrite chunks still to be read.  The reader unpacks into a vector
 /// type, so it trails; every value is checked (`test_pair_streams`).  With
 /// the root's wait for its reader left out (`Pair::settle`), this failed in
-/// the first round.
+/// the first round.  A Gather(v) block of 256 KiB streams the same way,
+/// written by the non-root (to either root, in place too), and must have
+/// been read before the next round's Bcast or Allgather.
 #[test]
-fn a_bcast_through_the_pair_buffer_is_read_before_its_halves_are_reused() {
+fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
     let out = run(
         2,
         "queues",
@@ -596,6 +598,7 @@ fn a_bcast_through_the_pair_buffer_is_read_before_its_halves_are_reused() {
     for line in [
         "MPI_Bcast: streamed through the pair buffer",
         "MPI_Allgather(v): blocks exchanged through the pair buffer",
+        "MPI_Gather(v): streamed through the pair buffer",
     ] {
         assert_eq!(out.matches(line).count(), 2, "{line}:\n{out}");
     }

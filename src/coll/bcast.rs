@@ -35,7 +35,7 @@ pub fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) 
     sh.ran(Coll::Bcast, alg);
     // Two processes, under `auto`: one stream through the pair buffer's
     // small ring (`coll::pair::bcast`).
-    if chosen == Algorithm::Auto && pair::takes_bcast(sh, bytes) {
+    if chosen == Algorithm::Auto && pair::takes_stream(sh, bytes) {
         return pair::bcast(sh, payload, bytes, root);
     }
     // Linear is the k-nomial tree whose radix is the process count.

@@ -3,8 +3,8 @@
 //! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
-//! one half, and Bcasts of 512 KiB to 8 MiB as one stream through its
-//! ring.  Each process fills its half straight from its send block, makes
+//! one half, and Bcasts and Gather(v) blocks of 256 KiB to 8 MiB as one
+//! stream through its ring.  Each process fills its half straight from its send block, makes
 //! its own copy while the other fills, then copies the other's block out;
 //! an Allreduce combines its vector with the other's half into its result
 //! instead, in rank order on both processes.
@@ -18,12 +18,12 @@
 //! reduce-scatter and allgather, 4 and 8 rounds
 //! (`docs/benchmark/2026-12-01-b-pair-allreduce/`): 16 KiB-1 MiB in
 //! 0.54-0.85x the queues' time, 0.64-0.98x Intel MPI's.  The Bcast:
-//! `docs/benchmark/2026-12-01-c-pair-bcast/` and `BCAST_MIN_BYTES`.
+//! `docs/benchmark/2026-12-01-c-pair-bcast/` and `STREAM_MIN_BYTES`.
 
 use crate::coll::reduction::{self, Reduction};
 use crate::coll::small::SayOnce;
 use crate::kernels::copy;
-use crate::ompi::payload::{Payload, SelfCopy};
+use crate::ompi::payload::{Payload, RootSide, SelfCopy, TypedBuf};
 use crate::shm::channel::{land, Shared};
 use crate::shm::queue::PREFETCH_MAX_BYTES;
 use tracing::trace;
@@ -260,25 +260,28 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
 /// the pair buffer.
 static BCAST_SAID: SayOnce = SayOnce::new();
 
-/// The smallest Bcast, in bytes, that goes through the pair buffer: below
-/// it the ring was no faster than the queues in every state of the VM
-/// (np=2, alternated launches in two states: 64 KiB 1.07-1.10x the
-/// queues' time, 256 KiB 0.98-1.05x, 512 KiB 0.93-1.01x, 1 MiB
-/// 0.79-0.87x; `docs/benchmark/2026-12-01-c-pair-bcast/`).
-pub(crate) const BCAST_MIN_BYTES: usize = 512 * 1024;
-/// Bcasts from this size on keep the queues, which land such streams in
-/// memory while the ring's chunks come back through the caches: 8 / 12 /
-/// 16 / 32 MiB in 0.99 / 1.03 / 1.07 / 1.32x the queues' time through the
-/// ring, against 0.75-0.86x at 2-4 MiB.
-pub(crate) const BCAST_BELOW_BYTES: usize = 8 * 1024 * 1024;
+/// The smallest stream, in bytes, that goes through the pair buffer's
+/// ring (a Bcast, or a Gather(v)'s one block): below it the ring was no
+/// faster than the queues in every state of the VM.  np=2, alternated
+/// launches: 64 KiB 1.07-1.10x the queues' time in one state and 1.18-1.48x
+/// in another, 128 KiB 1.08-1.55x; 256 KiB 0.98-1.05x in the first state and
+/// 0.77-0.84x (Bcast) / 0.77-0.80x (Gather) in the second, 512 KiB
+/// 0.93-1.01x / 0.77-0.84x (`docs/benchmark/2026-12-01-c-pair-bcast/`,
+/// `docs/benchmark/2026-12-01-e-pair-gather/`).
+pub(crate) const STREAM_MIN_BYTES: usize = 256 * 1024;
+/// Streams from this size on keep the queues, which land such streams in
+/// memory while the ring's chunks come back through the caches: Bcasts of
+/// 8 / 12 / 16 / 32 MiB in 0.99 / 1.03 / 1.07 / 1.32x the queues' time
+/// through the ring, against 0.75-0.86x at 2-4 MiB.
+pub(crate) const STREAM_BELOW_BYTES: usize = 8 * 1024 * 1024;
 
-/// Whether a Bcast of `bytes` bytes goes through the pair buffer (the
-/// caller has ruled out single copy and a forced algorithm): a channel of
-/// two with a pair buffer, and `BCAST_MIN_BYTES` <= bytes <
-/// `BCAST_BELOW_BYTES`.  Both processes know the size, so they decide
-/// alike.
-pub(crate) fn takes_bcast(sh: &Shared, bytes: usize) -> bool {
-    sh.pair.is_some() && (BCAST_MIN_BYTES..BCAST_BELOW_BYTES).contains(&bytes)
+/// Whether a stream of `bytes` bytes between the two processes of a
+/// channel goes through the pair buffer's ring: a channel of two with a
+/// pair buffer, and `STREAM_MIN_BYTES` <= bytes < `STREAM_BELOW_BYTES`.
+/// The caller has ruled out single copy (and, for a Bcast, a forced
+/// algorithm).  Both ends know the size, so they decide alike.
+pub(crate) fn takes_stream(sh: &Shared, bytes: usize) -> bool {
+    sh.pair.is_some() && (STREAM_MIN_BYTES..STREAM_BELOW_BYTES).contains(&bytes)
 }
 
 /// The Bcast of two processes as one stream through the pair buffer
@@ -286,26 +289,83 @@ pub(crate) fn takes_bcast(sh: &Shared, bytes: usize) -> bool {
 /// chunk by chunk with ordinary stores, the other unpacks or copies each
 /// chunk out as soon as it is there, landing it as the call's landing
 /// says (`Shared::landing`: the trials' choice from 2 MiB).  The caller
-/// checked `takes_bcast`.
+/// checked `takes_stream`.
 pub(crate) fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) -> bool {
     if BCAST_SAID.first() {
         trace!("MPI_Bcast: streamed through the pair buffer");
     }
+    let streams = sh.landing().streams(bytes);
+    stream(sh, payload, bytes, root, streams);
+    true
+}
+
+/// Whether this process said (at verbose 100) that a Gather(v) went
+/// through the pair buffer.
+static GATHER_SAID: SayOnce = SayOnce::new();
+
+/// The Gather(v) of two processes: the other's block comes as one stream
+/// through the pair buffer's ring, written by the other (the stream's
+/// root, for once not the call's), while the root first copies its own
+/// block, if it has one (not MPI_IN_PLACE), so that the other fills ahead
+/// meanwhile.  `own` is this process's send block, `root_side` the root's
+/// receive blocks (the other's block size there equals the other's send
+/// size, as MPI requires), `bytes` the other's (non-root's) block size.
+/// The caller checked `takes_stream` and ruled out single copy for
+/// `bytes`.  False when the root's own copy failed (reported by Open MPI's
+/// datatype engine).
+pub(crate) fn gather(
+    sh: &mut Shared,
+    own: Option<TypedBuf>,
+    root_side: &RootSide,
+    root: usize,
+    bytes: usize,
+) -> bool {
+    if GATHER_SAID.first() {
+        trace!("MPI_Gather(v): streamed through the pair buffer");
+    }
+    let me = sh.me;
+    let other = 1 - me;
+    if me != root {
+        let mut src = own.expect("only the root may pass MPI_IN_PLACE").source();
+        stream(sh, &mut src, bytes, me, false);
+        return true;
+    }
+    // All we copy here: the other's block and our own (`land_call`).
+    let own_bytes = own.as_ref().map_or(0, |_| root_side.block(me).bytes());
+    let stores = sh.land_call(bytes + own_bytes);
+    let copied = own.is_none_or(|src| src.copy_to(&root_side.block(me), stores));
+    let streams = sh.landing().streams(bytes);
+    stream(
+        sh,
+        &mut root_side.block(other).sink(),
+        bytes,
+        other,
+        streams,
+    );
+    copied
+}
+
+/// One stream of `bytes` bytes of `payload` from `writer` to the other
+/// process through the pair buffer's ring (`Pair::stream`): the writer
+/// packs or copies each chunk into the ring, the other unpacks or copies
+/// it out, with non-temporal stores when `streams`.
+fn stream(sh: &mut Shared, payload: &mut Payload, bytes: usize, writer: usize, streams: bool) {
     let me = sh.me;
     let waiter = sh.waiter;
-    let streams = sh.landing().streams(bytes);
-    let pair = sh.pair.as_mut().expect("`takes_bcast` found a pair buffer");
+    let pair = sh
+        .pair
+        .as_mut()
+        .expect("`takes_stream` found a pair buffer");
     // SAFETY: each chunk lies within a half and holds `len` bytes; the
-    // payload holds the stream's `bytes` bytes; only the root writes the
+    // payload holds the stream's `bytes` bytes; only the writer writes the
     // ring.
     unsafe {
-        pair.stream(me, root, &waiter, bytes, |offset, at, len| {
-            if me == root {
+        pair.stream(me, writer, &waiter, bytes, |offset, at, len| {
+            if me == writer {
                 payload.read(offset, at, len)
             } else {
                 land(payload, streams, offset, at, len)
             }
         })
     };
-    true
 }

@@ -761,7 +761,59 @@ static void test_landing_trials(int T, int routes)
  * of stride 2, whose unpacking trails the root: the root of a Bcast
  * through the pair buffer's ring returns before its reader has read the
  * ring, and must not write the halves again (the Allgather's fill, the
- * next Bcast's chunks) until the reader has.  Every value is checked. */
+ * next Bcast's chunks) until the reader has.  Each round ends with a Gather
+ * (even rounds) or Gatherv (odd) of 256 KiB + 513 ints to rank round % 2,
+ * which the root receives as vectors of stride 2, in place every fourth
+ * round: the other's block streams through the same ring, its writer
+ * being the non-root, whose next stream or exchange (the next round's
+ * Bcast or Allgather) must wait for the root's trailing read in turn; then
+ * a Scatter as large, which keeps its own path.  Every value is checked. */
+static void pair_streams_gather(int round)
+{
+    const int gn = (1 << 16) + 513, ext = 2 * gn - 1; /* the vector's extent, in ints */
+    int root = round % 2, in_place = round % 4 >= 2;
+    int *send = malloc(sizeof(int) * (size_t) gn), *recv = calloc(2 * (size_t) ext + 1, sizeof(int));
+    int counts[2] = {1, 1}, displs[2] = {0, 1};
+    MPI_Datatype vec;
+    MPI_Type_vector(gn, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    for (int i = 0; i < gn; i++)
+        send[i] = val(1000 + 2 * round + rank, i);
+    if (rank == root && in_place)
+        for (int i = 0; i < gn; i++)
+            recv[rank * ext + 2 * i] = send[i];
+    const void *sbuf = rank == root && in_place ? MPI_IN_PLACE : (const void *) send;
+    if (round % 2 == 0)
+        MPI_Gather(sbuf, gn, MPI_INT, recv, 1, vec, root, MPI_COMM_WORLD);
+    else
+        MPI_Gatherv(sbuf, gn, MPI_INT, recv, counts, displs, vec, root, MPI_COMM_WORLD);
+    if (rank == root)
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < gn; i++)
+                if (recv[r * ext + 2 * i] != val(1000 + 2 * round + r, i)) {
+                    CHECK(0, "pair streams: Gather%s %d (root %d%s): block %d [%d] = %d, want %d",
+                          round % 2 ? "v" : "", round, root, in_place ? ", in place" : "", r, i,
+                          recv[r * ext + 2 * i], val(1000 + 2 * round + r, i));
+                    break;
+                }
+    /* A Scatter of blocks as large from the same root, which keeps its own
+     * path: each process's block must be its own. */
+    if (rank == root)
+        for (int r = 0; r < 2; r++)
+            for (int i = 0; i < gn; i++)
+                recv[r * gn + i] = val(3000 + 2 * round + r, i);
+    MPI_Scatter(recv, gn, MPI_INT, send, gn, MPI_INT, root, MPI_COMM_WORLD);
+    for (int i = 0; i < gn; i++)
+        if (send[i] != val(3000 + 2 * round + rank, i)) {
+            CHECK(0, "pair streams: Scatter %d (root %d): [%d] = %d, want %d", round, root, i, send[i],
+                  val(3000 + 2 * round + rank, i));
+            break;
+        }
+    MPI_Type_free(&vec);
+    free(send);
+    free(recv);
+}
+
 static void test_pair_streams(void)
 {
     const int n = (1 << 18) + 1024, blk = 1 << 15;
@@ -787,8 +839,10 @@ static void test_pair_streams(void)
                         break;
                     }
             }
-            if (call == 1)
+            if (call == 1) {
+                pair_streams_gather(round);
                 break;
+            }
             for (int i = 0; i < blk; i++)
                 mine[i] = -val(rank + 2 * round, i);
             MPI_Allgather(mine, blk, MPI_INT, all, blk, MPI_INT, MPI_COMM_WORLD);
