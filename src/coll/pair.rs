@@ -261,12 +261,13 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
 static BCAST_SAID: SayOnce = SayOnce::new();
 
 /// The smallest stream, in bytes, that goes through the pair buffer's
-/// ring (a Bcast, or a Gather(v)'s one block): below it the ring was no
-/// faster than the queues in every state of the VM.  np=2, alternated
-/// launches: 64 KiB 1.07-1.10x the queues' time in one state and 1.18-1.48x
-/// in another, 128 KiB 1.08-1.55x; 256 KiB 0.98-1.05x in the first state and
-/// 0.77-0.84x (Bcast) / 0.77-0.80x (Gather) in the second, 512 KiB
-/// 0.93-1.01x / 0.77-0.84x (`docs/benchmark/2026-12-01-c-pair-bcast/`,
+/// ring (a Bcast, or a Gather(v)'s one block): below it the ring lost to
+/// the queues in every state of the VM tried.  np=2, alternated launches:
+/// Bcast 64 KiB in 1.07-1.48x the queues' time over three states, 128 KiB
+/// 1.08-1.55x (Gather alike), where 256 KiB took 0.98-1.05x in the slowest
+/// state and 0.77-0.84x in the others; in the last set (6 rounds, all
+/// near) Bcast 256 / 384 KiB 0.81 / 0.77x, Gather 256 KiB-1 MiB
+/// 0.81-0.91x (`docs/benchmark/2026-12-01-c-pair-bcast/`,
 /// `docs/benchmark/2026-12-01-e-pair-gather/`).
 pub(crate) const STREAM_MIN_BYTES: usize = 256 * 1024;
 /// Streams from this size on keep the queues, which land such streams in
