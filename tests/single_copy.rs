@@ -582,7 +582,9 @@ fn two_processes_exchange_through_the_pair_buffer() {
 /// the root's wait for its reader left out (`Pair::settle`), this failed in
 /// the first round.  A Gather(v) block of 256 KiB streams the same way,
 /// written by the non-root (to either root, in place too), and must have
-/// been read before the next round's Bcast or Allgather.
+/// been read before the next round's Bcast or Allgather; so does a Reduce's
+/// vector, which the root combines chunk by chunk (a sum, and a
+/// non-commutative user operation in rank order).
 #[test]
 fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
     let out = run(
@@ -599,6 +601,7 @@ fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
         "MPI_Bcast: streamed through the pair buffer",
         "MPI_Allgather(v): blocks exchanged through the pair buffer",
         "MPI_Gather(v): streamed through the pair buffer",
+        "MPI_Reduce: streamed through the pair buffer",
     ] {
         assert_eq!(out.matches(line).count(), 2, "{line}:\n{out}");
     }

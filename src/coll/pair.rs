@@ -346,6 +346,65 @@ pub(crate) fn gather(
     copied
 }
 
+/// Whether this process said (at verbose 100) that a Reduce went through
+/// the pair buffer.
+static REDUCE_SAID: SayOnce = SayOnce::new();
+
+/// Whether a Reduce of `red` goes through the pair buffer's ring: a dense
+/// vector whose bytes `takes_stream` takes and whose elements never
+/// straddle two chunks (the caller has ruled out single copy and a forced
+/// algorithm).  Every process knows the size and the layout, so both
+/// decide alike.
+pub(crate) fn takes_reduce(sh: &Shared, red: &Reduction) -> bool {
+    let layout = &red.layout;
+    layout.dense()
+        && takes_stream(sh, layout.span(layout.count))
+        && sh
+            .pair
+            .as_ref()
+            .is_some_and(|pair| pair.chunk() % layout.size == 0)
+}
+
+/// The Reduce of two processes as one stream through the pair buffer's
+/// ring (`Pair::stream`): the non-root copies its vector in chunk by chunk,
+/// and the root combines each chunk, as soon as it is there, with the same
+/// elements of its own vector into its receive buffer, x0 op x1 (rank
+/// order, so non-commutative operations are reduced as MPI orders them).
+/// In place, each chunk's result overwrites exactly the operand it was
+/// computed from, which `Reduction::fused` allows.  The caller checked
+/// `takes_reduce`.
+pub(crate) fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
+    if REDUCE_SAID.first() {
+        trace!("MPI_Reduce: streamed through the pair buffer");
+    }
+    let me = sh.me;
+    let writer = 1 - root;
+    let (count, size) = (red.layout.count, red.layout.size);
+    let bytes = red.layout.span(count);
+    let waiter = sh.waiter;
+    let pair = sh
+        .pair
+        .as_mut()
+        .expect("`takes_reduce` found a pair buffer");
+    // SAFETY: the vector is dense (`takes_reduce`): `bytes` bytes hold its
+    // `count` elements in our input and, at the root, in the receive
+    // buffer, which is our input exactly or overlaps neither it nor the
+    // ring; each chunk lies within a half, holds `len` bytes, starts at a
+    // multiple of the chunk size and so holds whole elements (`chunk() %
+    // size == 0`); only the writer writes the ring.
+    unsafe {
+        pair.stream(me, writer, &waiter, bytes, |offset, at, len| {
+            let ours = red.own.add(offset);
+            if me == writer {
+                copy::copy(at, ours, len)
+            } else {
+                combine(red, me, (ours, at), red.rbuf.add(offset), len / size, len)
+            }
+        })
+    };
+    true
+}
+
 /// One stream of `bytes` bytes of `payload` from `writer` to the other
 /// process through the pair buffer's ring (`Pair::stream`): the writer
 /// packs or copies each chunk into the ring, the other unpacks or copies

@@ -23,6 +23,7 @@
 //! the pipeline full without a cycle of waits (a process never holds a slot
 //! that rank 0 needs while waiting for rank 0).
 
+use crate::coll::pair;
 use crate::coll::reduction::Reduction;
 use crate::coll::single_copy_reduce;
 use crate::kernels::copy;
@@ -55,6 +56,11 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
     }
     let alg = sh.tree_algorithm(chosen, LINEAR_UP_TO);
     sh.ran(Coll::Reduce, alg);
+    // Two processes, under `auto`: one stream through the pair buffer's
+    // small ring (`coll::pair::reduce`), as a Bcast's.
+    if chosen == Algorithm::Auto && pair::takes_reduce(sh, red) {
+        return pair::reduce(sh, red, root);
+    }
     tree(sh, red, alg, root);
     true
 }

@@ -128,6 +128,12 @@ impl Pair {
         self.half
     }
 
+    /// Bytes of a stream's chunk (`stream`): every chunk but a stream's
+    /// last holds exactly this many, at offsets that are multiples of it.
+    pub fn chunk(&self) -> usize {
+        CHUNK.min(self.half)
+    }
+
     /// One exchange: `fill` writes our block into our half (given its
     /// first byte), `between` runs while the other process may still be
     /// filling its half, and `read` takes the other's block (given its
@@ -204,7 +210,7 @@ impl Pair {
         mut chunk: impl FnMut(usize, *mut u8, usize),
     ) {
         self.settle(me, waiter);
-        let size = CHUNK.min(self.half);
+        let size = self.chunk();
         let per_half = self.half / size;
         let ring = 2 * per_half;
         // The root's half of the next exchange, which the other read last

@@ -767,8 +767,9 @@ static void test_landing_trials(int T, int routes)
  * round: the other's block streams through the same ring, its writer
  * being the non-root, whose next stream or exchange (the next round's
  * Bcast or Allgather) must wait for the root's trailing read in turn; then
- * a Scatter as large, which keeps its own path.  Every value is checked. */
-static void pair_streams_gather(int round)
+ * a Scatter as large, which keeps its own path, and a Reduce as large,
+ * streamed the same way.  Every value is checked. */
+static void pair_streams_rooted(int round)
 {
     const int gn = (1 << 16) + 513, ext = 2 * gn - 1; /* the vector's extent, in ints */
     int root = round % 2, in_place = round % 4 >= 2;
@@ -809,6 +810,45 @@ static void pair_streams_gather(int round)
                   val(3000 + 2 * round + rank, i));
             break;
         }
+    /* A Reduce of as many ints, streamed the same way and combined as it
+     * arrives: MPI_SUM in odd rounds, the non-commutative `compose` on
+     * pairs of ints in even rounds (gn / 2 of them), in place in rounds 2
+     * and 3 of every four, to rank (round / 4) % 2, so that each operation
+     * meets each root in place and not.  The root's operand is its own
+     * input, in rank order with the other's. */
+    int rroot = (round / 4) % 2;
+    uint32_t *in = (uint32_t *) send, *out = (uint32_t *) recv;
+    for (int i = 0; i < gn; i++)
+        in[i] = (uint32_t) val(5000 + 2 * round + rank, i);
+    if (rank == rroot && in_place)
+        memcpy(out, in, sizeof(uint32_t) * (size_t) gn);
+    const void *rsrc = rank == rroot && in_place ? MPI_IN_PLACE : (const void *) in;
+    MPI_Datatype pair;
+    MPI_Op op;
+    MPI_Type_contiguous(2, MPI_UINT32_T, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Op_create(compose, 0, &op);
+    if (round % 2)
+        MPI_Reduce(rsrc, out, gn, MPI_UINT32_T, MPI_SUM, rroot, MPI_COMM_WORLD);
+    else
+        MPI_Reduce(rsrc, out, gn / 2, pair, op, rroot, MPI_COMM_WORLD);
+    if (rank == rroot)
+        for (int i = 0; i < (round % 2 ? gn : gn / 2 * 2); i++) {
+            uint32_t a = (uint32_t) val(5000 + 2 * round, i), b = (uint32_t) val(5000 + 2 * round + 1, i), want;
+            if (round % 2)
+                want = a + b;
+            else if (i % 2 == 0) /* m0 * m1 */
+                want = a * b;
+            else /* m0 * c1 + c0: x0 ∘ x1 */
+                want = (uint32_t) val(5000 + 2 * round, i - 1) * b + a;
+            if (out[i] != want) {
+                CHECK(0, "pair streams: Reduce %d (root %d%s, %s): [%d] = %u, want %u", round, rroot,
+                      in_place ? ", in place" : "", round % 2 ? "sum" : "compose", i, out[i], want);
+                break;
+            }
+        }
+    MPI_Op_free(&op);
+    MPI_Type_free(&pair);
     MPI_Type_free(&vec);
     free(send);
     free(recv);
@@ -840,7 +880,7 @@ static void test_pair_streams(void)
                     }
             }
             if (call == 1) {
-                pair_streams_gather(round);
+                pair_streams_rooted(round);
                 break;
             }
             for (int i = 0; i < blk; i++)
