@@ -3,8 +3,8 @@
 //! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
-//! one half, and Bcasts and Gather(v) blocks of 256 KiB to 8 MiB as one
-//! stream through its ring.  Each process fills its half straight from its send block, makes
+//! one half, and Bcasts, Gather(v) blocks and dense Reduces of 256 KiB to
+//! 8 MiB as one stream through its ring.  Each process fills its half straight from its send block, makes
 //! its own copy while the other fills, then copies the other's block out;
 //! an Allreduce combines its vector with the other's half into its result
 //! instead, in rank order on both processes.
