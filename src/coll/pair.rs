@@ -4,10 +4,11 @@
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
 //! one half, and Bcasts, Gather(v) blocks and dense Reduces of 256 KiB to
-//! 8 MiB as one stream through its ring.  Each process fills its half straight from its send block, makes
-//! its own copy while the other fills, then copies the other's block out;
-//! an Allreduce combines its vector with the other's half into its result
-//! instead, in rank order on both processes.
+//! 8 MiB as one stream through its ring.  In an exchange each process
+//! fills its half straight from its send block, makes its own copy while
+//! the other fills, then copies the other's block out; an Allreduce
+//! combines its vector with the other's half into its result instead, in
+//! rank order on both processes.
 //!
 //! np=2, fresh send data, in turns with `coll_sharm_pair_buffer_size 0`
 //! (the queues) and Intel MPI (6 rounds, cores near,
@@ -261,13 +262,14 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
 static BCAST_SAID: SayOnce = SayOnce::new();
 
 /// The smallest stream, in bytes, that goes through the pair buffer's
-/// ring (a Bcast, or a Gather(v)'s one block): below it the ring lost to
-/// the queues in every state of the VM tried.  np=2, alternated launches:
-/// Bcast 64 KiB in 1.07-1.48x the queues' time over three states, 128 KiB
-/// 1.08-1.55x (Gather alike), where 256 KiB took 0.98-1.05x in the slowest
-/// state and 0.77-0.84x in the others; in the last set (6 rounds, all
-/// near) Bcast 256 / 384 KiB 0.81 / 0.77x, Gather 256 KiB-1 MiB
-/// 0.81-0.91x (`docs/benchmark/2026-12-01-c-pair-bcast/`,
+/// ring (a Bcast, a Gather(v)'s one block, a Reduce's vector): below it
+/// the ring lost to the queues in every state of the VM tried.  np=2,
+/// alternated launches: Bcast 64 KiB in 1.07-1.48x the queues' time over
+/// three states, 128 KiB 1.08-1.55x (Gather alike), where 256 KiB took
+/// 0.98-1.05x in the slowest state and 0.77-0.84x in the others; in the
+/// last sets (5-6 rounds, near) Bcast 256 / 384 KiB 0.81 / 0.77x, Gather
+/// 256 KiB-1 MiB 0.81-0.91x, Reduce 256 KiB-6 MiB 0.73-0.97x
+/// (`docs/benchmark/2026-12-01-c-pair-bcast/`,
 /// `docs/benchmark/2026-12-01-e-pair-gather/`).
 pub(crate) const STREAM_MIN_BYTES: usize = 256 * 1024;
 /// Streams from this size on keep the queues, which land such streams in
@@ -279,8 +281,8 @@ pub(crate) const STREAM_BELOW_BYTES: usize = 8 * 1024 * 1024;
 /// Whether a stream of `bytes` bytes between the two processes of a
 /// channel goes through the pair buffer's ring: a channel of two with a
 /// pair buffer, and `STREAM_MIN_BYTES` <= bytes < `STREAM_BELOW_BYTES`.
-/// The caller has ruled out single copy (and, for a Bcast, a forced
-/// algorithm).  Both ends know the size, so they decide alike.
+/// The caller has ruled out single copy (and, for a Bcast or a Reduce, a
+/// forced algorithm).  Both ends know the size, so they decide alike.
 pub(crate) fn takes_stream(sh: &Shared, bytes: usize) -> bool {
     sh.pair.is_some() && (STREAM_MIN_BYTES..STREAM_BELOW_BYTES).contains(&bytes)
 }

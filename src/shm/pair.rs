@@ -1,8 +1,8 @@
 //! The pair buffer of a two-process channel: two halves that the two
 //! processes take in turns to exchange blocks (`coll::pair`: Allgather(v),
 //! Alltoall and Allreduce on two processes, blocks of at most one half
-//! that do not go by single copy), and that a Bcast or a Gather(v) takes
-//! as one ring (`stream`).
+//! that do not go by single copy), and that a Bcast, a Gather(v) or a
+//! Reduce takes as one ring (`stream`).
 //!
 //! Why turns.  Through the queues every line of an exchanged block crosses
 //! between the cores twice a call: the writer first takes back the slot
@@ -38,10 +38,11 @@
 //! its own next store.
 //!
 //! Streams.  A one-way stream (`stream`: an np=2 Bcast, or the non-root's
-//! block of an np=2 Gather(v), the stream's root then being the non-root)
-//! uses the same memory as a ring of chunks, 1 MiB at the default size:
-//! small enough that the lines its root writes come round while its own
-//! cache still holds them, which the queues' ring of two L2 caches is not
+//! block of an np=2 Gather(v) or its vector of an np=2 Reduce, the
+//! stream's root then being the non-root) uses the same memory as a ring
+//! of chunks, 1 MiB at the default size: small enough that the lines its
+//! root writes come round while its own cache still holds them, which the
+//! queues' ring of two L2 caches is not
 //! (np=2, a probe without MPI: 256 KiB / 1 MiB in 24.0 / 88 µs through a
 //! 1 MiB ring, 28.0 / 104 through 4 MiB; the Bcast through this ring 1-4
 //! MiB in 0.75-0.87x the queues' time,
