@@ -60,9 +60,10 @@ pub(crate) fn receive_all(
     op: u64,
     pushed: bool,
 ) -> bool {
-    let queued = |sh: &Shared, cut: &Cut| queued(sh, cut, pushed);
-    let pulled =
-        |sh: &Shared, cut: &Cut| !written_by_sender(sh, cut, pushed) && sh.single_copy(cut.bytes);
+    let queued = |sh: &Shared, cut: &Cut| queued(sh, cut.bytes, pushed);
+    let pulled = |sh: &Shared, cut: &Cut| {
+        !written_by_sender(sh, cut.bytes, pushed) && sh.single_copy(cut.bytes)
+    };
     let most = sinks
         .iter()
         .filter(|(_, _, cut)| queued(sh, cut))
@@ -85,17 +86,19 @@ pub(crate) fn receive_all(
     outcome.finish("receiving blocks")
 }
 
-/// Whether a stream `receive_all` leaves to its caller: with `pushed`, one
-/// its sender writes into our buffer (`Shared::single_copy_push`).
-fn written_by_sender(sh: &Shared, cut: &Cut, pushed: bool) -> bool {
-    pushed && sh.single_copy_push(cut.bytes)
+/// Whether a stream of `bytes` bytes that `receive_all` receives is left
+/// to its caller: with `pushed`, one its sender writes into our buffer
+/// (`Shared::single_copy_push`).
+fn written_by_sender(sh: &Shared, bytes: usize, pushed: bool) -> bool {
+    pushed && sh.single_copy_push(bytes)
 }
 
-/// Whether a stream `receive_all` receives comes through the queues: not
+/// Whether a stream of `bytes` bytes is copied by its receiver: not
 /// written by its sender and not pulled by single copy.  Those are the
-/// streams the receiver copies itself (`Shared::land_call`).
-fn queued(sh: &Shared, cut: &Cut, pushed: bool) -> bool {
-    !(written_by_sender(sh, cut, pushed) || sh.single_copy(cut.bytes))
+/// streams `receive_all` takes through the queues (`Shared::land_call`),
+/// and, on two processes, a Gather's through the pair buffer's ring.
+fn queued(sh: &Shared, bytes: usize, pushed: bool) -> bool {
+    !(written_by_sender(sh, bytes, pushed) || sh.single_copy(bytes))
 }
 
 /// Sends the `bytes` bytes of `src` to `readers` as operation `op`: by
@@ -131,16 +134,17 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     }
     let (me, p) = (sh.me, sh.p);
     // Two processes: the other's block as one stream through the pair
-    // buffer's ring (`coll::pair::gather`), unless it goes by single copy.
-    // Both know its size (the root from its receive block), so both take
-    // the ring or neither.
+    // buffer's ring (`coll::pair::gather`), when its root copies it itself
+    // (`queued`: neither pushed nor pulled by single copy).  Both know its
+    // size (the root from its receive block), so both take the ring or
+    // neither.
     if p == 2 {
         let other = 1 - me;
         let bytes = match &own {
             Some(own) if me != root => own.bytes(),
             _ => root_side.block(other).bytes(),
         };
-        if pair::takes_stream(sh, bytes) && !sh.single_copy_push(bytes) && !sh.single_copy(bytes) {
+        if pair::takes_stream(sh, bytes) && queued(sh, bytes, true) {
             return pair::gather(sh, own, root_side, root, bytes);
         }
     }
@@ -165,7 +169,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     // blocks that go by single copy, pushed or pulled, are the kernel's.
     let landing = sinks
         .iter()
-        .filter(|(_, _, cut)| queued(sh, cut, true))
+        .filter(|(_, _, cut)| queued(sh, cut.bytes, true))
         .map(|(_, _, cut)| cut.bytes)
         .sum::<usize>();
     let own_landing = own.as_ref().map_or(0, |_| root_side.block(me).bytes());

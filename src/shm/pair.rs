@@ -42,12 +42,11 @@
 //! stream's root then being the non-root) uses the same memory as a ring
 //! of chunks, 1 MiB at the default size: small enough that the lines its
 //! root writes come round while its own cache still holds them, which the
-//! queues' ring of two L2 caches is not
-//! (np=2, a probe without MPI: 256 KiB / 1 MiB in 24.0 / 88 µs through a
-//! 1 MiB ring, 28.0 / 104 through 4 MiB; the Bcast through this ring 1-4
-//! MiB in 0.75-0.87x the queues' time,
-//! `docs/benchmark/2026-12-01-c-pair-bcast/`; the Gather 256 KiB-1 MiB in
-//! 0.81-0.91x, `docs/benchmark/2026-12-01-e-pair-gather/`).  Each
+//! queues' ring of two L2 caches is not (np=2, a probe without MPI: 256
+//! KiB / 1 MiB in 24.0 / 88 µs through a 1 MiB ring, 28.0 / 104 through 4
+//! MiB; the Bcast through this ring 1-4 MiB in 0.75-0.87x the queues'
+//! time, `docs/benchmark/2026-12-01-c-pair-bcast/`; the Gather 256 KiB-1
+//! MiB in 0.81-0.91x, `docs/benchmark/2026-12-01-e-pair-gather/`).  Each
 //! process has a stream line that only it writes: a running count of
 //! ticks, which both processes advance alike by one more than the
 //! chunks of every stream.  In a stream that starts at `base`, the root
