@@ -417,7 +417,8 @@ fn no_stale_shared_memory_files() {
 /// * the stress scenario's Allreduces (every operation and type) and the
 ///   allreduce scenario's, 20,000 calls, every process saying that its
 ///   Allreduces went through the pair buffer, both the `allgather`
-///   Allreduce and reduce-scatter + allgather;
+///   Allreduce and reduce-scatter + allgather, and its Reduces too, both
+///   routes (`coll::pair::reduce_exchange`);
 /// * the stress scenario with streams of up to 4 MiB (`--s 256`) and
 ///   single copy off (which a crowded node would choose for them), whose
 ///   Bcasts of 512 KiB and more go through the pair buffer's ring (several
@@ -435,6 +436,8 @@ fn np2_one_core_pair_buffer_calls_back_to_back() {
             &[
                 "MPI_Allreduce: contributions exchanged through the pair buffer",
                 "MPI_Allreduce: slices reduced and exchanged through the pair buffer",
+                "MPI_Reduce: the other's vector combined from the pair buffer",
+                "MPI_Reduce: slices reduced through the pair buffer",
             ][..],
         ),
         (

@@ -535,13 +535,14 @@ fn queues_at_verbose_100_with(np: usize, mca: &[(&str, &str)], extra: &[&str]) -
 /// The queues alone on two processes too: no pair buffer (`shm::pair`).
 const NO_PAIR_BUFFER: (&str, &str) = ("coll_sharm_pair_buffer_size", "0");
 
-/// On two processes, Allgather(v) and Alltoall blocks, and Allreduce
-/// vectors or their halves that fit a half of the pair buffer go through
-/// it (each process says so once per operation and route, at verbose 100)
-/// and every value still arrives: Allgatherv, in place, empty blocks,
-/// unequal halves (70,001 elements) and a non-commutative Allreduce
-/// included; with `coll_sharm_pair_buffer_size` 0, or on three
-/// processes, none does.
+/// On two processes, Allgather(v) and Alltoall blocks, Allreduce vectors
+/// or their halves that fit a half of the pair buffer, and Reduce vectors
+/// below its ring's sizes go through it (each process says so once per
+/// operation and route, at verbose 100) and every value still arrives:
+/// Allgatherv, in place, empty blocks, unequal halves (70,001 and 5,001
+/// elements), and a non-commutative Allreduce and Reduce, the Reduce to
+/// either root, included; with `coll_sharm_pair_buffer_size` 0, or on
+/// three processes, none does.
 #[test]
 fn two_processes_exchange_through_the_pair_buffer() {
     let lines = [
@@ -551,6 +552,10 @@ fn two_processes_exchange_through_the_pair_buffer() {
         // 560,008-byte ones reduce-scatter + allgather.
         "MPI_Allreduce: contributions exchanged through the pair buffer",
         "MPI_Allreduce: slices reduced and exchanged through the pair buffer",
+        // The 800-byte Reduces combine the other's whole vector, the
+        // 40,008-byte ones reduce slices (`coll::pair::reduce_exchange`).
+        "MPI_Reduce: the other's vector combined from the pair buffer",
+        "MPI_Reduce: slices reduced through the pair buffer",
     ];
     let verbose = [
         ("coll_sharm_single_copy", "none"),

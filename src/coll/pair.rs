@@ -3,8 +3,9 @@
 //! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
-//! one half, and Bcasts, Gather(v) blocks and dense Reduces of 256 KiB to
-//! 8 MiB as one stream through its ring.  In an exchange each process
+//! one half, the Reduce of dense vectors of 513 bytes to 256 KiB
+//! (`reduce_exchange`), and Bcasts, Gather(v) blocks and dense Reduces of
+//! 256 KiB to 8 MiB as one stream through its ring.  In an exchange each process
 //! fills its half straight from its send block, makes its own copy while
 //! the other fills, then copies the other's block out; an Allreduce
 //! combines its vector with the other's half into its result instead, in
@@ -26,6 +27,7 @@ use crate::coll::small::SayOnce;
 use crate::kernels::copy;
 use crate::ompi::payload::{Payload, RootSide, SelfCopy, TypedBuf};
 use crate::shm::channel::{land, Shared};
+use crate::shm::layout::CACHE_LINE;
 use crate::shm::queue::PREFETCH_MAX_BYTES;
 use tracing::trace;
 
@@ -253,6 +255,193 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
             || {},
             |theirs| copy::copy(red.rbuf.add(their_at), theirs, their_len),
         );
+    }
+    true
+}
+
+/// How an np=2 Reduce below the ring's sizes goes through the pair
+/// buffer's turns (`reduce_route`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReduceRoute {
+    /// One exchange: the non-root fills its half with its vector, the root
+    /// combines its own with it into its receive buffer.
+    Whole,
+    /// Two: reduce-scatter as `reduce_scatter_allgather`'s first exchange,
+    /// the non-root's reduced slice left in the half it read
+    /// (`reduced_at`), then the root copies it out.
+    Slices,
+}
+
+/// Vectors from this size on take `ReduceRoute::Slices`.  The root of
+/// `Whole` waits for the other's fill of the whole vector and then
+/// combines all of it; in `Slices` each process fills and combines half,
+/// and the root copies the other half out, one turn more.  np=2, MPI_FLOAT
+/// sums, paired in one launch (`bench/paired_ab.c`, 16 calls a block, 60
+/// blocks, fresh data; 2026-12-01): `Whole` in 0.79 / 0.83x the queues'
+/// time at 768 B / 1 KiB, 1.21 / 1.08 / 1.07x at 2 / 4 / 8 KiB; `Slices`
+/// in 0.86 / 0.92 / 0.89x `Whole`'s time at 2 / 4 / 8 KiB, 0.80-0.88x the
+/// queues' at 4-64 KiB, 0.91x at 128 KiB and 1.02x at 200 KiB.
+const REDUCE_SLICES_MIN_BYTES: usize = 2 * 1024;
+
+/// Where in the half it read the non-root of `ReduceRoute::Slices` (rank
+/// `writer`) leaves its reduced slice of `len` bytes: over the root's
+/// operand there, whose lines its combine has just read, so that its
+/// stores find them in its own cache (beside the operand, on lines the
+/// root had last read, it ran 1.2-1.7x the queues' time at 64-128 KiB).
+/// Except where Open MPI's combine would take that operand as the left one
+/// and stage it in a temporary (`Combiner::fused`: the non-root is rank 1,
+/// so the root's operand is x0): then just past it, on a line of its own.
+/// Both processes compute it alike from the rank and the operation.
+fn reduced_at(red: &Reduction, writer: usize, len: usize) -> usize {
+    if writer == 1 && !red.comb.own_kernel() {
+        len.next_multiple_of(CACHE_LINE)
+    } else {
+        0
+    }
+}
+
+/// How a Reduce of `red` goes through the pair buffer's turns, if it does:
+/// a dense vector of more than `PREFETCH_MAX_BYTES` and less than the
+/// ring's `STREAM_MIN_BYTES` (from there `takes_reduce`), as `Slices` from
+/// `REDUCE_SLICES_MIN_BYTES` where a half holds the larger slice and, past
+/// it, the reduced slice (`reduced_at`), else as `Whole` where a half
+/// holds the vector (the caller has ruled out single copy and a forced
+/// algorithm).  Every process knows the size and the layout (MPI gives
+/// all the same count, datatype and operation), so both decide alike.
+pub(crate) fn reduce_route(sh: &Shared, red: &Reduction) -> Option<ReduceRoute> {
+    let layout = &red.layout;
+    let bytes = layout.span(layout.count);
+    let half = sh.pair.as_ref()?.half();
+    if !layout.dense() || bytes <= PREFETCH_MAX_BYTES || bytes >= STREAM_MIN_BYTES {
+        return None;
+    }
+    let (_, _, larger) = slice(1, layout.count, layout.size);
+    if bytes >= REDUCE_SLICES_MIN_BYTES && larger.next_multiple_of(CACHE_LINE) + larger <= half {
+        Some(ReduceRoute::Slices)
+    } else if bytes <= half {
+        Some(ReduceRoute::Whole)
+    } else {
+        None
+    }
+}
+
+/// Whether this process said (at verbose 100) that a Reduce combined the
+/// other's whole vector from the pair buffer.
+static REDUCE_WHOLE_SAID: SayOnce = SayOnce::new();
+
+/// Whether this process said (at verbose 100) that a Reduce reduced its
+/// slices through the pair buffer.
+static REDUCE_SLICES_SAID: SayOnce = SayOnce::new();
+
+/// The Reduce of two processes through the pair buffer's turns, as
+/// `route` (`reduce_route`) says:
+/// * `Whole`: the non-root fills its half with its vector; the root, which
+///   fills nothing, combines its vector with that half into its receive
+///   buffer.
+/// * `Slices`: first each fills its half with the other's slice of its
+///   vector and combines its own slice with the other's half, the root
+///   into its receive buffer, the non-root into the half it read
+///   (`reduced_at`): that half is its own until the other reads its next
+///   fill (`Pair::exchange`).  Then the root copies that reduced slice out
+///   of it, in an exchange where neither fills anything: the turn says the
+///   non-root's combine is done.
+///
+/// Every combine is x0 op x1 in rank order (`combine`), so non-commutative
+/// operations are reduced as MPI orders them, to either root.  In place,
+/// the root's slice overwrites exactly the operand it came from, which
+/// `Reduction::fused` allows (so does the non-root's result over the
+/// root's operand), and the root's first fill has read the other slice of
+/// its input before the second exchange overwrites it.  Against a Reduce
+/// through the queues, where the root reads and folds the whole other
+/// vector as it trails the other's fragments, `Slices` halves the root's
+/// fold and cross-core read: the queues' Reduce had run slower than
+/// sharm's own Allreduce at 8-64 KiB (np=2, 2026-12-01: 32 KiB 9.5
+/// against 6.3 us); measured against it at `REDUCE_SLICES_MIN_BYTES`.
+/// The caller checked `reduce_route`.
+pub(crate) fn reduce_exchange(
+    sh: &mut Shared,
+    red: &Reduction,
+    root: usize,
+    route: ReduceRoute,
+) -> bool {
+    let me = sh.me;
+    let (count, size) = (red.layout.count, red.layout.size);
+    let bytes = red.layout.span(count);
+    let waiter = sh.waiter;
+    let pair = sh
+        .pair
+        .as_mut()
+        .expect("`reduce_route` found a pair buffer");
+    match route {
+        ReduceRoute::Whole => {
+            if REDUCE_WHOLE_SAID.first() {
+                trace!("MPI_Reduce: the other's vector combined from the pair buffer");
+            }
+            // SAFETY: `reduce_route` checked that the vector is dense and
+            // fits a half: `bytes` bytes hold its `count` elements in our
+            // input, in the half and, at the root, in the receive buffer,
+            // which overlaps neither half and is our input exactly or not
+            // at all.
+            unsafe {
+                pair.exchange(
+                    me,
+                    &waiter,
+                    |ours| {
+                        if me != root {
+                            copy::copy(ours, red.own, bytes)
+                        }
+                    },
+                    || {},
+                    |theirs| {
+                        if me == root {
+                            combine(red, me, (red.own, theirs), red.rbuf, count, bytes)
+                        }
+                    },
+                )
+            };
+        }
+        ReduceRoute::Slices => {
+            if REDUCE_SLICES_SAID.first() {
+                trace!("MPI_Reduce: slices reduced through the pair buffer");
+            }
+            let (our_at, our_n, our_len) = slice(me, count, size);
+            let (their_at, _, their_len) = slice(1 - me, count, size);
+            // SAFETY: `reduce_route` checked that the vector is dense and
+            // that a half holds the larger slice and, past it, the reduced
+            // slice (`reduced_at`): the slices are disjoint byte ranges of
+            // our input and of the root's receive buffer, which overlaps
+            // neither half and is our input exactly or not at all; the
+            // non-root writes only the half it read, which is its own
+            // until the root reads it in the second exchange.
+            unsafe {
+                pair.exchange(
+                    me,
+                    &waiter,
+                    |ours| copy::copy(ours, red.own.add(their_at), their_len),
+                    || {},
+                    |theirs| {
+                        let out = if me == root {
+                            red.rbuf.add(our_at)
+                        } else {
+                            theirs.add(reduced_at(red, me, our_len))
+                        };
+                        combine(red, me, (red.own.add(our_at), theirs), out, our_n, our_len)
+                    },
+                );
+                pair.exchange(
+                    me,
+                    &waiter,
+                    |_| {},
+                    || {},
+                    |theirs| {
+                        if me == root {
+                            let reduced = theirs.add(reduced_at(red, 1 - me, their_len));
+                            copy::copy(red.rbuf.add(their_at), reduced, their_len)
+                        }
+                    },
+                );
+            }
+        }
     }
     true
 }

@@ -61,6 +61,10 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
     if chosen == Algorithm::Auto && pair::takes_reduce(sh, red) {
         return pair::reduce(sh, red, root);
     }
+    // Smaller ones through its halves, by turns (`coll::pair::reduce_exchange`).
+    if let Some(route) = pair::reduce_route(sh, red).filter(|_| chosen == Algorithm::Auto) {
+        return pair::reduce_exchange(sh, red, root, route);
+    }
     tree(sh, red, alg, root);
     true
 }

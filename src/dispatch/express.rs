@@ -581,13 +581,7 @@ unsafe fn reduction_call(
     stats::served(coll);
     sh.untuned();
     match coll {
-        Coll::Reduce => {
-            trace!(
-                "MPI_Reduce on {} processes runs Linear (express lane)",
-                sh.p
-            );
-            reduce::tree(sh, &red, Algorithm::Linear, call.root as usize);
-        }
+        Coll::Reduce => reduce_call(sh, &red, call.root as usize),
         Coll::Allreduce => {
             trace!(
                 "MPI_Allreduce on {} processes runs Allgather (express lane)",
@@ -603,6 +597,30 @@ unsafe fn reduction_call(
         _ => scan_or_reduce_scatter(sh, &mut lane.equal_counts, red, coll),
     }
     Some(ffi::success())
+}
+
+/// The Reduce's end of `reduction_call`: on two processes under `auto`,
+/// through the pair buffer where it takes the vector
+/// (`pair::reduce_route`, as `reduce::reduce` decides), else the flat
+/// tree.  Out of line, as `scan_or_reduce_scatter`.
+#[inline(never)]
+fn reduce_call(sh: &mut Shared, red: &Reduction, root: usize) {
+    let route = match sh.params.algorithm(Coll::Reduce) {
+        Algorithm::Auto => pair::reduce_route(sh, red),
+        _ => None,
+    };
+    match route {
+        Some(route) => {
+            pair::reduce_exchange(sh, red, root, route);
+        }
+        None => {
+            trace!(
+                "MPI_Reduce on {} processes runs Linear (express lane)",
+                sh.p
+            );
+            reduce::tree(sh, red, Algorithm::Linear, root);
+        }
+    }
 }
 
 /// The Scans' and Reduce_scatter_block's end of `reduction_call`, out of

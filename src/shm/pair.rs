@@ -1,8 +1,8 @@
 //! The pair buffer of a two-process channel: two halves that the two
 //! processes take in turns to exchange blocks (`coll::pair`: Allgather(v),
-//! Alltoall and Allreduce on two processes, blocks of at most one half
-//! that do not go by single copy), and that a Bcast, a Gather(v) or a
-//! Reduce takes as one ring (`stream`).
+//! Alltoall, Allreduce and Reduce on two processes, blocks of at most one
+//! half that do not go by single copy), and that a Bcast, a Gather(v) or a
+//! larger Reduce takes as one ring (`stream`).
 //!
 //! Why turns.  Through the queues every line of an exchanged block crosses
 //! between the cores twice a call: the writer first takes back the slot
@@ -140,19 +140,24 @@ impl Pair {
     /// half's first byte) once it is there.  Our half is not ours to read
     /// once filled: the other may fill it again as soon as it has read it
     /// (its next exchange waits for nothing before its fill), so `read`
-    /// gets only theirs.  Both processes must call it for
+    /// gets only theirs.  `read` may also write that half: from the other's
+    /// turn on it is ours alone, the half we fill in our next exchange, and
+    /// the other next touches it when it reads that fill (an np=2 Reduce's
+    /// non-root leaves its reduced slice there for the root,
+    /// `coll::pair::reduce_exchange`).  Either callback may do nothing:
+    /// the turns are taken all the same.  Both processes must call it for
     /// the same calls (see the module's docs).
     ///
     /// # Safety
     /// `fill` writes at most `half()` bytes from its pointer and `read`
-    /// reads at most `half()` bytes from its.
+    /// reads and writes at most `half()` bytes from its.
     pub unsafe fn exchange(
         &mut self,
         me: usize,
         waiter: &Waiter,
         fill: impl FnOnce(*mut u8),
         between: impl FnOnce(),
-        read: impl FnOnce(*const u8),
+        read: impl FnOnce(*mut u8),
     ) {
         self.settle(me, waiter);
         let k = self.exchanges;

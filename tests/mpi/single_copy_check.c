@@ -497,9 +497,18 @@ static void test_reductions(int n, int large)
         }
         COUNTED("allreduce", large,
                 MPI_Allreduce(in_place ? MPI_IN_PLACE : x, y, n, pair, op, MPI_COMM_WORLD));
-        int root = size - 1;
-        memset(z, 0, 8 * (size_t) n);
-        COUNTED("reduce", large, MPI_Reduce(x, z, n, pair, op, root, MPI_COMM_WORLD));
+        /* To the last rank and to rank 0 (on two processes the non-root's
+         * reduced slice then lies beside or over the root's operand in the
+         * pair buffer, `coll::pair::reduced_at`), in place at the root in
+         * the second pass. */
+        int root = in_place ? 0 : size - 1;
+        if (in_place && rank == root)
+            memcpy(z, x, 8 * (size_t) n);
+        else
+            memset(z, 0, 8 * (size_t) n);
+        COUNTED("reduce", large,
+                MPI_Reduce(in_place && rank == root ? MPI_IN_PLACE : x, z, n, pair, op, root,
+                           MPI_COMM_WORLD));
         for (int i = 0; i < n; i++) {
             /* x_0 ∘ (x_1 ∘ (... ∘ x_{p-1})), folded right to left. */
             uint32_t m = 2 * (uint32_t) val(size - 1, i) + 1,
@@ -511,8 +520,9 @@ static void test_reductions(int n, int large)
                 c = nc;
             }
             if (rank == root && (z[2 * i] != m || z[2 * i + 1] != c)) {
-                CHECK(0, "non-commutative reduce n=%d: [%d] = (%u, %u), want (%u, %u)", n, i,
-                      z[2 * i], z[2 * i + 1], m, c);
+                CHECK(0, "non-commutative reduce n=%d root=%d in_place=%d: [%d] = (%u, %u), want "
+                         "(%u, %u)",
+                      n, root, in_place, i, z[2 * i], z[2 * i + 1], m, c);
                 break;
             }
             if (y[2 * i] != m || y[2 * i + 1] != c) {
@@ -1001,7 +1011,10 @@ int main(int argc, char **argv)
             test_bcast(2, 0);
         goto done;
     }
-    const int big = 70001, small = 100; /* ints: 280 KB (several chunks), 400 B */
+    /* ints: 280 KB (several chunks), 400 B; `mid` longs: 40,008 B, unequal
+     * halves (on two processes the Reduce's slices through the pair
+     * buffer, `coll::pair::reduce_exchange`) */
+    const int big = 70001, small = 100, mid = 5001;
     test_bcast(small, 0);
     test_bcast(big, 1);
     test_bcast_vector(big);
@@ -1021,6 +1034,7 @@ int main(int argc, char **argv)
     test_alltoallv(big / 4);
     test_reductions(small, 0);
     test_reductions(big, 1);
+    test_reductions(mid, 1);
     test_reductions(7, 0);
     if (crowded) {
         /* Alltoall blocks of 256 KiB, the least that goes by single copy
