@@ -611,6 +611,10 @@ fn reduce_call(sh: &mut Shared, red: &Reduction, root: usize) {
     };
     match route {
         Some(route) => {
+            trace!(
+                "MPI_Reduce on {} processes runs {route:?} through the pair buffer (express lane)",
+                sh.p
+            );
             pair::reduce_exchange(sh, red, root, route);
         }
         None => {
