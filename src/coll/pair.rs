@@ -28,7 +28,9 @@ use crate::kernels::copy;
 use crate::ompi::payload::{Payload, RootSide, SelfCopy, TypedBuf};
 use crate::shm::channel::{land, Shared};
 use crate::shm::layout::CACHE_LINE;
+use crate::shm::pair::Pair;
 use crate::shm::queue::PREFETCH_MAX_BYTES;
+use crate::shm::wait::Waiter;
 use tracing::trace;
 
 /// Whether a call whose blocks are `out` bytes (ours to the other) and
@@ -217,10 +219,9 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
         trace!("MPI_Allreduce: slices reduced and exchanged through the pair buffer");
     }
     let me = sh.me;
-    let other = 1 - me;
     let (count, size) = (red.layout.count, red.layout.size);
-    let (our_at, our_n, our_len) = slice(me, count, size);
-    let (their_at, _, their_len) = slice(other, count, size);
+    let (our_at, _, our_len) = slice(me, count, size);
+    let (their_at, _, their_len) = slice(1 - me, count, size);
     let waiter = sh.waiter;
     let pair = sh
         .pair
@@ -231,23 +232,7 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
     // ranges of our input and of the receive buffer, which overlaps
     // neither half and is our input exactly or not at all.
     unsafe {
-        pair.exchange(
-            me,
-            &waiter,
-            |ours| copy::copy(ours, red.own.add(their_at), their_len),
-            || {},
-            |theirs| {
-                let ours = red.own.add(our_at);
-                combine(
-                    red,
-                    me,
-                    (ours, theirs),
-                    red.rbuf.add(our_at),
-                    our_n,
-                    our_len,
-                )
-            },
-        );
+        reduce_scatter(pair, me, &waiter, red, |_| red.rbuf.add(our_at));
         pair.exchange(
             me,
             &waiter,
@@ -259,6 +244,43 @@ pub(crate) fn reduce_scatter_allgather(sh: &mut Shared, red: &Reduction) -> bool
     true
 }
 
+/// The reduce-scatter exchange of two processes (`reduce_scatter_allgather`
+/// and `reduce_exchange`'s `Slices` begin with it): each fills its half
+/// with the other's slice of its vector (`slice`), then combines its own
+/// slice with the other's half, x0 op x1 in rank order on both, into
+/// `out(theirs)`, given the other's half.
+///
+/// # Safety
+/// The vector is dense and each slice fits a half; `out` returns room for
+/// our slice's result: our slice of the input exactly, the other's operand
+/// in its half exactly, or bytes that overlap neither operand
+/// (`Reduction::fused`).
+unsafe fn reduce_scatter(
+    pair: &mut Pair,
+    me: usize,
+    waiter: &Waiter,
+    red: &Reduction,
+    out: impl FnOnce(*mut u8) -> *mut u8,
+) {
+    let (count, size) = (red.layout.count, red.layout.size);
+    let (our_at, our_n, our_len) = slice(me, count, size);
+    let (their_at, _, their_len) = slice(1 - me, count, size);
+    // SAFETY: forwarded contract; the slices are disjoint byte ranges of
+    // our input, each within a half.
+    unsafe {
+        pair.exchange(
+            me,
+            waiter,
+            |ours| copy::copy(ours, red.own.add(their_at), their_len),
+            || {},
+            |theirs| {
+                let ours = red.own.add(our_at);
+                combine(red, me, (ours, theirs), out(theirs), our_n, our_len)
+            },
+        )
+    }
+}
+
 /// How an np=2 Reduce below the ring's sizes goes through the pair
 /// buffer's turns (`reduce_route`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,8 +288,8 @@ pub(crate) enum ReduceRoute {
     /// One exchange: the non-root fills its half with its vector, the root
     /// combines its own with it into its receive buffer.
     Whole,
-    /// Two: reduce-scatter as `reduce_scatter_allgather`'s first exchange,
-    /// the non-root's reduced slice left in the half it read
+    /// Two: the reduce-scatter exchange (`reduce_scatter`), the
+    /// non-root's reduced slice left in the half it read
     /// (`reduced_at`), then the root copies it out.
     Slices,
 }
@@ -404,7 +426,7 @@ pub(crate) fn reduce_exchange(
             if REDUCE_SLICES_SAID.first() {
                 trace!("MPI_Reduce: slices reduced through the pair buffer");
             }
-            let (our_at, our_n, our_len) = slice(me, count, size);
+            let (our_at, _, our_len) = slice(me, count, size);
             let (their_at, _, their_len) = slice(1 - me, count, size);
             // SAFETY: `reduce_route` checked that the vector is dense and
             // that a half holds the larger slice and, past it, the reduced
@@ -414,20 +436,13 @@ pub(crate) fn reduce_exchange(
             // non-root writes only the half it read, which is its own
             // until the root reads it in the second exchange.
             unsafe {
-                pair.exchange(
-                    me,
-                    &waiter,
-                    |ours| copy::copy(ours, red.own.add(their_at), their_len),
-                    || {},
-                    |theirs| {
-                        let out = if me == root {
-                            red.rbuf.add(our_at)
-                        } else {
-                            theirs.add(reduced_at(red, me, our_len))
-                        };
-                        combine(red, me, (red.own.add(our_at), theirs), out, our_n, our_len)
-                    },
-                );
+                reduce_scatter(pair, me, &waiter, red, |theirs| {
+                    if me == root {
+                        red.rbuf.add(our_at)
+                    } else {
+                        theirs.add(reduced_at(red, me, our_len))
+                    }
+                });
                 pair.exchange(
                     me,
                     &waiter,

@@ -57,13 +57,15 @@ pub fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
     let alg = sh.tree_algorithm(chosen, LINEAR_UP_TO);
     sh.ran(Coll::Reduce, alg);
     // Two processes, under `auto`: one stream through the pair buffer's
-    // small ring (`coll::pair::reduce`), as a Bcast's.
-    if chosen == Algorithm::Auto && pair::takes_reduce(sh, red) {
-        return pair::reduce(sh, red, root);
-    }
-    // Smaller ones through its halves, by turns (`coll::pair::reduce_exchange`).
-    if let Some(route) = pair::reduce_route(sh, red).filter(|_| chosen == Algorithm::Auto) {
-        return pair::reduce_exchange(sh, red, root, route);
+    // small ring (`coll::pair::reduce`), as a Bcast's; smaller vectors
+    // through its halves, by turns (`coll::pair::reduce_exchange`).
+    if chosen == Algorithm::Auto {
+        if pair::takes_reduce(sh, red) {
+            return pair::reduce(sh, red, root);
+        }
+        if let Some(route) = pair::reduce_route(sh, red) {
+            return pair::reduce_exchange(sh, red, root, route);
+        }
     }
     tree(sh, red, alg, root);
     true
