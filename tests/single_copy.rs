@@ -589,7 +589,11 @@ fn two_processes_exchange_through_the_pair_buffer() {
 /// written by the non-root (to either root, in place too), and must have
 /// been read before the next round's Bcast or Allgather; so does a Reduce's
 /// vector, which the root combines chunk by chunk (a sum, and a
-/// non-commutative user operation in rank order).
+/// non-commutative user operation in rank order).  Bcasts and Gathers of
+/// 64 KiB to below 256 KiB go round the ring, each from where the last
+/// stream ended (`pair_short_streams`): eight Bcasts in a row, more than
+/// the ring, some from the other root, then after an exchange whose reader
+/// trails.
 #[test]
 fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
     let out = run(
@@ -607,6 +611,8 @@ fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
         "MPI_Allgather(v): blocks exchanged through the pair buffer",
         "MPI_Gather(v): streamed through the pair buffer",
         "MPI_Reduce: streamed through the pair buffer",
+        "MPI_Bcast: streamed round the pair buffer's ring",
+        "MPI_Gather(v): streamed round the pair buffer's ring",
     ] {
         assert_eq!(out.matches(line).count(), 2, "{line}:\n{out}");
     }

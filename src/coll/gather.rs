@@ -14,7 +14,7 @@
 //! CMA writes are permitted: `SingleCopy::push`), or a sender offers its
 //! block and the root reads it (gather otherwise), or the root offers each
 //! block and its receiver reads it (scatter); both ends of a stream know its
-//! size, so they decide alike.  On two processes, a Gather block of 256 KiB
+//! size, so they decide alike.  On two processes, a Gather block of 64 KiB
 //! to 8 MiB that does not go by single copy streams through the pair
 //! buffer's ring instead of the queue (`coll::pair::gather`).
 //!

@@ -4,8 +4,8 @@
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
 //! one half, the Reduce of dense vectors of 513 bytes to 256 KiB
-//! (`reduce_exchange`), and Bcasts, Gather(v) blocks and dense Reduces of
-//! 256 KiB to 8 MiB as one stream through its ring.  In an exchange each process
+//! (`reduce_exchange`), and Bcasts and Gather(v) blocks of 64 KiB to 8 MiB
+//! and dense Reduces of 256 KiB to 8 MiB as one stream through its ring.  In an exchange each process
 //! fills its half straight from its send block, makes its own copy while
 //! the other fills, then copies the other's block out; an Allreduce
 //! combines its vector with the other's half into its result instead, in
@@ -28,7 +28,7 @@ use crate::kernels::copy;
 use crate::ompi::payload::{Payload, RootSide, SelfCopy, TypedBuf};
 use crate::shm::channel::{land, Shared};
 use crate::shm::layout::CACHE_LINE;
-use crate::shm::pair::Pair;
+use crate::shm::pair::{Pair, ROTATING_BELOW_BYTES};
 use crate::shm::queue::PREFETCH_MAX_BYTES;
 use crate::shm::wait::Waiter;
 use tracing::trace;
@@ -324,7 +324,7 @@ fn reduced_at(red: &Reduction, writer: usize, len: usize) -> usize {
 
 /// How a Reduce of `red` goes through the pair buffer's turns, if it does:
 /// a dense vector of more than `PREFETCH_MAX_BYTES` and less than the
-/// ring's `STREAM_MIN_BYTES` (from there `takes_reduce`), as `Slices` from
+/// ring's `REDUCE_STREAM_MIN_BYTES` (from there `takes_reduce`), as `Slices` from
 /// `REDUCE_SLICES_MIN_BYTES` where a half holds the larger slice and, past
 /// it, the reduced slice (`reduced_at`), else as `Whole` where a half
 /// holds the vector (the caller has ruled out single copy and a forced
@@ -334,7 +334,7 @@ pub(crate) fn reduce_route(sh: &Shared, red: &Reduction) -> Option<ReduceRoute> 
     let layout = &red.layout;
     let bytes = layout.span(layout.count);
     let half = sh.pair.as_ref()?.half();
-    if !layout.dense() || bytes <= PREFETCH_MAX_BYTES || bytes >= STREAM_MIN_BYTES {
+    if !layout.dense() || bytes <= PREFETCH_MAX_BYTES || bytes >= REDUCE_STREAM_MIN_BYTES {
         return None;
     }
     let (_, _, larger) = slice(1, layout.count, layout.size);
@@ -464,18 +464,38 @@ pub(crate) fn reduce_exchange(
 /// Whether this process said (at verbose 100) that a Bcast went through
 /// the pair buffer.
 static BCAST_SAID: SayOnce = SayOnce::new();
+/// Whether it said that a Bcast went round the ring (`ROTATING_BELOW_BYTES`).
+static BCAST_ROUND_SAID: SayOnce = SayOnce::new();
 
-/// The smallest stream, in bytes, that goes through the pair buffer's
-/// ring (a Bcast, a Gather(v)'s one block, a Reduce's vector): below it
-/// the ring lost to the queues in every state of the VM tried.  np=2,
-/// alternated launches: Bcast 64 KiB in 1.07-1.48x the queues' time over
-/// three states, 128 KiB 1.08-1.55x (Gather alike), where 256 KiB took
-/// 0.98-1.05x in the slowest state and 0.77-0.84x in the others; in the
-/// last sets (5-6 rounds, near) Bcast 256 / 384 KiB 0.81 / 0.77x, Gather
-/// 256 KiB-1 MiB 0.81-0.91x, Reduce 256 KiB-6 MiB 0.73-0.97x
-/// (`docs/benchmark/2026-12-01-c-pair-bcast/`,
-/// `docs/benchmark/2026-12-01-e-pair-gather/`).
-pub(crate) const STREAM_MIN_BYTES: usize = 256 * 1024;
+/// Says (at verbose 100, once per process and operation) that a stream of
+/// `bytes` bytes went through the ring, and whether round it.
+fn say_stream(name: &str, bytes: usize, (said, round_said): (&SayOnce, &SayOnce)) {
+    if said.first() {
+        trace!("{name}: streamed through the pair buffer");
+    }
+    if bytes < ROTATING_BELOW_BYTES && round_said.first() {
+        trace!("{name}: streamed round the pair buffer's ring");
+    }
+}
+
+/// The smallest Bcast or Gather(v) block, in bytes, that goes through the
+/// pair buffer's ring.  Up to 2026-12-01 it was 256 KiB: every stream
+/// started in the same half, and below 256 KiB the ring lost to the queues
+/// in every state of the VM tried (np=2, alternated launches: Bcast 64 KiB
+/// in 1.07-1.48x the queues' time over three states, 128 KiB 1.08-1.55x,
+/// Gather alike; `docs/benchmark/2026-12-01-c-pair-bcast/`,
+/// `docs/benchmark/2026-12-01-e-pair-gather/`).  Since streams shorter than
+/// `ROTATING_BELOW_BYTES` go round the ring (`shm::pair`, "Where a stream
+/// starts"), 64 KiB-192 KiB take 0.81-0.95x the queues' time, 32 KiB
+/// 1.04-1.10x and 16 KiB 1.11x (np=2, alternated launches, near;
+/// `docs/benchmark/2026-12-01-j-ring-from-64k/`).
+pub(crate) const STREAM_MIN_BYTES: usize = 64 * 1024;
+/// The smallest Reduce vector, in bytes, that goes through the ring
+/// (`takes_reduce`); shorter ones take the halves (`reduce_route`).  From
+/// 256 KiB: Reduce 256 KiB-6 MiB in 0.73-0.97x the queues' time
+/// (`docs/benchmark/2026-12-01-e-pair-gather/`), and below it the halves
+/// took 0.80-0.88x the queues' at 4-64 KiB.
+pub(crate) const REDUCE_STREAM_MIN_BYTES: usize = 256 * 1024;
 /// Streams from this size on keep the queues, which land such streams in
 /// memory while the ring's chunks come back through the caches: Bcasts of
 /// 8 / 12 / 16 / 32 MiB in 0.99 / 1.03 / 1.07 / 1.32x the queues' time
@@ -484,11 +504,16 @@ pub(crate) const STREAM_BELOW_BYTES: usize = 8 * 1024 * 1024;
 
 /// Whether a stream of `bytes` bytes between the two processes of a
 /// channel goes through the pair buffer's ring: a channel of two with a
-/// pair buffer, and `STREAM_MIN_BYTES` <= bytes < `STREAM_BELOW_BYTES`.
-/// The caller has ruled out single copy (and, for a Bcast or a Reduce, a
-/// forced algorithm).  Both ends know the size, so they decide alike.
+/// pair buffer, and `min` <= bytes < `STREAM_BELOW_BYTES`.  The caller
+/// has ruled out single copy (and, for a Bcast or a Reduce, a forced
+/// algorithm).  Both ends know the size, so they decide alike.
+fn takes_stream_from(sh: &Shared, min: usize, bytes: usize) -> bool {
+    sh.pair.is_some() && (min..STREAM_BELOW_BYTES).contains(&bytes)
+}
+
+/// `takes_stream_from` for a Bcast or a Gather(v) block.
 pub(crate) fn takes_stream(sh: &Shared, bytes: usize) -> bool {
-    sh.pair.is_some() && (STREAM_MIN_BYTES..STREAM_BELOW_BYTES).contains(&bytes)
+    takes_stream_from(sh, STREAM_MIN_BYTES, bytes)
 }
 
 /// The Bcast of two processes as one stream through the pair buffer
@@ -498,9 +523,7 @@ pub(crate) fn takes_stream(sh: &Shared, bytes: usize) -> bool {
 /// says (`Shared::landing`: the trials' choice from 2 MiB).  The caller
 /// checked `takes_stream`.
 pub(crate) fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: usize) -> bool {
-    if BCAST_SAID.first() {
-        trace!("MPI_Bcast: streamed through the pair buffer");
-    }
+    say_stream("MPI_Bcast", bytes, (&BCAST_SAID, &BCAST_ROUND_SAID));
     let streams = sh.landing().streams(bytes);
     stream(sh, payload, bytes, root, streams);
     true
@@ -509,6 +532,8 @@ pub(crate) fn bcast(sh: &mut Shared, payload: &mut Payload, bytes: usize, root: 
 /// Whether this process said (at verbose 100) that a Gather(v) went
 /// through the pair buffer.
 static GATHER_SAID: SayOnce = SayOnce::new();
+/// Whether it said that a Gather(v) went round the ring.
+static GATHER_ROUND_SAID: SayOnce = SayOnce::new();
 
 /// The Gather(v) of two processes: the other's block comes as one stream
 /// through the pair buffer's ring, written by the other (the stream's
@@ -527,9 +552,7 @@ pub(crate) fn gather(
     root: usize,
     bytes: usize,
 ) -> bool {
-    if GATHER_SAID.first() {
-        trace!("MPI_Gather(v): streamed through the pair buffer");
-    }
+    say_stream("MPI_Gather(v)", bytes, (&GATHER_SAID, &GATHER_ROUND_SAID));
     let me = sh.me;
     let other = 1 - me;
     if me != root {
@@ -564,7 +587,7 @@ static REDUCE_SAID: SayOnce = SayOnce::new();
 pub(crate) fn takes_reduce(sh: &Shared, red: &Reduction) -> bool {
     let layout = &red.layout;
     layout.dense()
-        && takes_stream(sh, layout.span(layout.count))
+        && takes_stream_from(sh, REDUCE_STREAM_MIN_BYTES, layout.span(layout.count))
         && sh
             .pair
             .as_ref()

@@ -54,13 +54,22 @@
 //! waits for it (Acquire) before reading the chunk; the reader stores
 //! base + 1 on entry and base + 2 + c after reading chunk c (Release:
 //! its reads happen before the root, seeing it (Acquire), rewrites the
-//! slot).  The root starts in the half it would fill next in an exchange,
-//! the one it read last, which the other no longer reads; the other
-//! half may still be being read by the other's last exchange, so the root
-//! enters it, or wraps the ring, only once the reader's line says it came
-//! that far.  The root returns without waiting for the reader; its next
-//! exchange or stream first waits until the reader has read every chunk
-//! (`settle`), since both reuse the halves.
+//! slot).  Both processes keep, per slot of the ring, who reads what it
+//! holds and the tick that reader stores once it has (`SlotRead`): a root
+//! writes a slot only once that reader's line has reached it (at once
+//! when the reader was itself).  After an exchange the half the root
+//! filled in it may still be being read by the other, whose entry tick
+//! says it has done so.  The root returns without waiting for the reader.
+//!
+//! Where a stream starts.  One of `ROTATING_BELOW_BYTES` or more starts in
+//! the half the root would fill next in an exchange, the one it read last,
+//! after waiting until the reader has read every chunk of the last stream
+//! (`settle`).  A shorter one starts where the last stream ended, so that
+//! consecutive short streams go round the whole ring instead of rewriting,
+//! call after call, the lines the reader has just read; the root then
+//! waits only for the slots it comes round to.  An exchange always waits
+//! for the reader of the last stream (`settle`): it fills from a half's
+//! first byte, wherever streams left off.
 //!
 //! Cache lines: the two turn lines and the two stream lines are each two
 //! lines apart (the adjacent-line prefetcher fetches aligned pairs); each
@@ -91,11 +100,39 @@ pub struct Pair {
     /// Whether we were the root of the last stream and have not yet seen
     /// the other read all of it: its stream line then reaches `ticks`.
     owed: bool,
+    /// Whether the halves' last use was a stream, not an exchange.
+    after_stream: bool,
+    /// The ring's slot after the last stream's last chunk: where the next
+    /// stream shorter than `ROTATING_BELOW_BYTES` starts.
+    rotor: usize,
+    /// For each slot of the ring, who must read what it holds before a
+    /// root may write it again (see the module's docs).  Both processes
+    /// keep it alike, since either may be the next root.
+    slot_reads: Vec<SlotRead>,
+}
+
+/// Who reads what a ring slot holds, and the tick that reader's stream
+/// line reaches once it has (`Pair::slot_reads`).
+#[derive(Clone, Copy, Default)]
+struct SlotRead {
+    reader: usize,
+    tick: u64,
 }
 
 /// Bytes of a stream's chunk (`Pair::stream`): the fragment the queues
 /// move large streams in (`channel::WIDE_FRAGMENT`).
 const CHUNK: usize = 32 * 1024;
+
+/// Streams shorter than this start where the last stream ended; longer
+/// ones in the root's half of the next exchange (see the module's docs).
+/// np=2, Bcasts, fresh data, paired in one launch (`bench/paired_ab.c`,
+/// 2026-12-01): started, as the longer ones, in the same half call after
+/// call, 32-128 KiB streams took 1.21-1.35x the queues' time; going round
+/// the ring 0.78-0.83x, and after an exchange in every call (a 4 KiB
+/// Allreduce before each Bcast) 0.81-0.92x.  At 256 KiB going round took
+/// 1.32-1.38x the time of the same half; at 1 MiB, a whole ring, the
+/// start makes no difference.
+pub const ROTATING_BELOW_BYTES: usize = 256 * 1024;
 
 impl Pair {
     /// The pair buffer of the segment mapped at `base` with `layout`; None
@@ -120,6 +157,12 @@ impl Pair {
             streams: [0, 1].map(|r| at(layout.pair_stream_line(r)) as *const AtomicU64),
             ticks: 0,
             owed: false,
+            after_stream: false,
+            rotor: 0,
+            slot_reads: vec![
+                SlotRead::default();
+                2 * (layout.pair_half / CHUNK.min(layout.pair_half))
+            ],
         })
     }
 
@@ -160,6 +203,7 @@ impl Pair {
         read: impl FnOnce(*mut u8),
     ) {
         self.settle(me, waiter);
+        self.after_stream = false;
         let k = self.exchanges;
         self.exchanges += 1;
         let ours = ((me as u64 + k) % 2) as usize;
@@ -214,17 +258,35 @@ impl Pair {
         bytes: usize,
         mut chunk: impl FnMut(usize, *mut u8, usize),
     ) {
-        self.settle(me, waiter);
         let size = self.chunk();
         let per_half = self.half / size;
         let ring = 2 * per_half;
-        // The root's half of the next exchange, which the other read last
-        // time (and, after an exchange, no longer reads).
-        let first = ((root as u64 + self.exchanges) % 2) as usize * per_half;
         let chunks = bytes.div_ceil(size);
+        let rotating = bytes < ROTATING_BELOW_BYTES;
+        if !rotating {
+            self.settle(me, waiter);
+        }
         let base = self.ticks;
         self.ticks += chunks as u64 + 1;
-        let (ours, theirs) = (self.stream_line(me), self.stream_line(1 - me));
+        let reader = 1 - root;
+        // The root's half of the next exchange, which the other read last
+        // time (and, after an exchange, no longer reads).
+        let own_half = ((root as u64 + self.exchanges) % 2) as usize * per_half;
+        if !self.after_stream {
+            // The other half the root filled in the last exchange (if any):
+            // the other reads it until it enters this stream.
+            let filled = per_half - own_half;
+            for read in &mut self.slot_reads[filled..filled + per_half] {
+                *read = SlotRead {
+                    reader,
+                    tick: base + 1,
+                };
+            }
+        }
+        let first = if rotating { self.rotor } else { own_half };
+        // SAFETY: the stream lines live as long as the mapping (`new`);
+        // taken apart from `self`, whose slot table the loop updates.
+        let (ours, theirs) = unsafe { (&*self.streams[me], &*self.streams[1 - me]) };
         if me != root {
             // Release: our last exchange's reads happen before the root
             // enters the half they read.
@@ -238,18 +300,26 @@ impl Pair {
             let len = size.min(bytes - offset);
             if me != root {
                 waiter.until(|| theirs.load(Ordering::Acquire) >= tick);
-            } else if c >= per_half {
-                // The other half, or a slot again: the reader has entered,
-                // and has read what the slot held earlier in this call.
-                let need = base + 1 + (c + 1).saturating_sub(ring) as u64;
-                waiter.until(|| theirs.load(Ordering::Acquire) >= need);
+            } else {
+                // What the slot held has been read: by us (done), or by
+                // the other once its line says so (Acquire: its reads
+                // happen before our writes).
+                let held = self.slot_reads[slot];
+                if held.reader != me {
+                    waiter.until(|| theirs.load(Ordering::Acquire) >= held.tick);
+                }
             }
+            self.slot_reads[slot] = SlotRead { reader, tick };
             chunk(offset, at, len);
             // Release: the root's writes of the chunk, or the reader's
             // reads of it, happen before the other sees this tick.
             ours.store(tick, Ordering::Release);
         }
         // The reader's last store is base + 1 + chunks, now `ticks`.
+        // A reader that owed the other its last stream no longer does: the
+        // other read all of it before writing this one.
         self.owed = me == root;
+        self.after_stream = true;
+        self.rotor = (first + chunks) % ring;
     }
 }

@@ -864,6 +864,98 @@ static void pair_streams_rooted(int round)
     free(recv);
 }
 
+/* Streams of 64 KiB to below 256 KiB go round the pair buffer's ring, each
+ * starting where the last one ended; a root may rewrite a slot only once
+ * its reader has read what the slot held.  Twelve Bcasts in a row from
+ * rank 0 (1.6 MB, more than the 1 MiB ring) of 65,588 and 200,000 bytes:
+ * the reader unpacks into a vector of stride 2 and checks each call, so it
+ * trails, and the root comes round to slots it has not read yet.  Then two
+ * from rank 1 (a root that was just a reader writes the slots it read),
+ * a Gather of 100,000 bytes to rank `round % 2` (written
+ * by the other), and eight Bcasts from rank 0, each after an Allgather of
+ * 96 KiB blocks that rank 1 unpacks as a vector: an exchange the other may
+ * still be reading when the next stream enters the half rank 0 filled,
+ * wherever the last stream left the ring.
+ * Every value is checked. */
+static void pair_short_streams(int round)
+{
+    enum { SMALL = 16397, LARGE = 50000, GATHERED = 25000, BLK = 24576 };
+    int *buf = malloc(sizeof(int) * 2 * LARGE), *mine = malloc(sizeof(int) * BLK);
+    int *all = malloc(sizeof(int) * 4 * BLK);
+    MPI_Datatype small_vec, large_vec, gather_vec, blk_vec;
+    MPI_Type_vector(SMALL, 1, 2, MPI_INT, &small_vec);
+    MPI_Type_vector(LARGE, 1, 2, MPI_INT, &large_vec);
+    MPI_Type_vector(GATHERED, 1, 2, MPI_INT, &gather_vec);
+    MPI_Type_vector(BLK, 1, 2, MPI_INT, &blk_vec);
+    MPI_Type_commit(&small_vec);
+    MPI_Type_commit(&large_vec);
+    MPI_Type_commit(&gather_vec);
+    MPI_Type_commit(&blk_vec);
+    for (int call = 0; call < 22; call++) {
+        int n = call % 2 ? LARGE : SMALL, root = call == 12 || call == 13 ? 1 : 0;
+        int tag = 7000 + 32 * round + call;
+        if (call == 14) {
+            /* the Gather, between the two runs of Bcasts */
+            int groot = round % 2;
+            for (int i = 0; i < GATHERED; i++)
+                buf[i] = val(tag + rank, i);
+            int *got = calloc(4 * (size_t) GATHERED, sizeof(int));
+            MPI_Gather(buf, GATHERED, MPI_INT, got, 1, gather_vec, groot, MPI_COMM_WORLD);
+            if (rank == groot)
+                for (int r = 0; r < 2; r++)
+                    for (int i = 0; i < GATHERED; i++)
+                        if (got[r * (2 * GATHERED - 1) + 2 * i] != val(tag + r, i)) {
+                            CHECK(0, "pair short streams: Gather %d (root %d): block %d [%d]", round, groot, r, i);
+                            break;
+                        }
+            free(got);
+        }
+        if (rank == root)
+            for (int i = 0; i < n; i++)
+                buf[i] = val(tag, i);
+        if (call >= 14) {
+            /* an Allgather right before each of the last Bcasts, checked
+             * after it: rank 0 goes on to the Bcast at once */
+            for (int i = 0; i < BLK; i++)
+                mine[i] = val(tag + 2 + rank, i);
+            memset(all, 0, sizeof(int) * 4 * BLK);
+            if (rank == 1)
+                MPI_Allgather(mine, BLK, MPI_INT, all, 1, blk_vec, MPI_COMM_WORLD);
+            else
+                MPI_Allgather(mine, BLK, MPI_INT, all, BLK, MPI_INT, MPI_COMM_WORLD);
+        }
+        if (rank == root) {
+            MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD);
+        } else {
+            memset(buf, 0, sizeof(int) * 2 * (size_t) n);
+            MPI_Bcast(buf, 1, n == LARGE ? large_vec : small_vec, root, MPI_COMM_WORLD);
+            for (int i = 0; i < n; i++)
+                if (buf[2 * i] != val(tag, i)) {
+                    CHECK(0, "pair short streams: Bcast %d.%d (root %d, %d ints): [%d] = %d, want %d", round,
+                          call, root, n, i, buf[2 * i], val(tag, i));
+                    break;
+                }
+        }
+        if (call >= 14)
+            for (int r = 0; r < 2; r++)
+                for (int i = 0; i < BLK; i++) {
+                    int got_v = rank == 1 ? all[r * (2 * BLK - 1) + 2 * i] : all[r * BLK + i];
+                    if (got_v != val(tag + 2 + r, i)) {
+                        CHECK(0, "pair short streams: Allgather %d.%d: block %d [%d] = %d", round, call, r, i,
+                              got_v);
+                        break;
+                    }
+                }
+    }
+    MPI_Type_free(&small_vec);
+    MPI_Type_free(&large_vec);
+    MPI_Type_free(&gather_vec);
+    MPI_Type_free(&blk_vec);
+    free(buf);
+    free(mine);
+    free(all);
+}
+
 static void test_pair_streams(void)
 {
     const int n = (1 << 18) + 1024, blk = 1 << 15;
@@ -891,6 +983,7 @@ static void test_pair_streams(void)
             }
             if (call == 1) {
                 pair_streams_rooted(round);
+                pair_short_streams(round);
                 break;
             }
             for (int i = 0; i < blk; i++)
