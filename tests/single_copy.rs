@@ -622,6 +622,19 @@ fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
     ] {
         assert_eq!(out.matches(line).count(), 2, "{line}:\n{out}");
     }
+    // The ring's fills: `rep movsb` on an Intel CPU with ERMS, as the
+    // kernel's /proc/cpuinfo tells it, vector copies elsewhere.
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let intel = cpuinfo.contains("GenuineIntel")
+        && cpuinfo
+            .lines()
+            .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "erms"));
+    let fills = if intel {
+        "fill the pair buffer's ring with rep movsb"
+    } else {
+        "fill the pair buffer's ring with vector copies"
+    };
+    assert_eq!(out.matches(fills).count(), 2, "{fills}:\n{out}");
 }
 
 /// CPUs this test may use.

@@ -625,7 +625,7 @@ pub(crate) fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
         pair.stream(me, writer, &waiter, bytes, |offset, at, len| {
             let ours = red.own.add(offset);
             if me == writer {
-                copy::copy(at, ours, len)
+                copy::fill_ring(at, ours, len)
             } else {
                 combine(red, me, (ours, at), red.rbuf.add(offset), len / size, len)
             }
@@ -636,8 +636,8 @@ pub(crate) fn reduce(sh: &mut Shared, red: &Reduction, root: usize) -> bool {
 
 /// One stream of `bytes` bytes of `payload` from `writer` to the other
 /// process through the pair buffer's ring (`Pair::stream`): the writer
-/// packs or copies each chunk into the ring, the other unpacks or copies
-/// it out, with non-temporal stores when `streams`.
+/// packs or copies each chunk into the ring (`copy::fill_ring`), the other
+/// unpacks or copies it out, with non-temporal stores when `streams`.
 fn stream(sh: &mut Shared, payload: &mut Payload, bytes: usize, writer: usize, streams: bool) {
     let me = sh.me;
     let waiter = sh.waiter;
@@ -649,12 +649,18 @@ fn stream(sh: &mut Shared, payload: &mut Payload, bytes: usize, writer: usize, s
     // payload holds the stream's `bytes` bytes; only the writer writes the
     // ring.
     unsafe {
-        pair.stream(me, writer, &waiter, bytes, |offset, at, len| {
-            if me == writer {
-                payload.read(offset, at, len)
-            } else {
-                land(payload, streams, offset, at, len)
-            }
-        })
+        pair.stream(
+            me,
+            writer,
+            &waiter,
+            bytes,
+            |offset, at, len| match payload {
+                Payload::Contiguous(base) if me == writer => {
+                    copy::fill_ring(at, base.add(offset), len)
+                }
+                _ if me == writer => payload.read(offset, at, len),
+                _ => land(payload, streams, offset, at, len),
+            },
+        )
     };
 }

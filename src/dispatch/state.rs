@@ -161,6 +161,11 @@ fn set_landing_threshold(params: &Params) {
                 crate::kernels::copy::call_streams_from()
             );
         }
+        if isa::string_fills() {
+            debug!("two-process streams fill the pair buffer's ring with rep movsb (an Intel CPU with ERMS)");
+        } else {
+            debug!("two-process streams fill the pair buffer's ring with vector copies (not an Intel CPU with ERMS)");
+        }
     });
 }
 

@@ -53,6 +53,43 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) {
     }
 }
 
+/// Copies `len` bytes from `src` into the pair buffer's ring at `dst`
+/// (a stream's writer, `coll::pair`): with `rep movsb` where
+/// `isa::string_fills` says it is Intel's fast string copy, else `copy`.
+///
+/// Why there alone: np=2 Bcasts through the ring, paired in one launch
+/// (`bench/paired_ab.c`, fresh data, the Xeon VM, 2026-12-01), took
+/// 0.89-0.96x the time at 64-192 KiB and 0.96-0.99x at 1 MiB with string
+/// fills; a probe without MPI (a one-way stream through a 1 MiB ring)
+/// 0.84-0.86x at 32-128 KiB.  As the fill of every queue slot the string
+/// copy measured 1.02x on geometric mean over seven operations (`docs/
+/// benchmark/JOURNAL.md`, 2026-11-30 evening), and on Zen 4 every copy
+/// lost with it (`copy`).
+///
+/// # Safety
+/// As `copy`.
+#[inline]
+pub unsafe fn fill_ring(dst: *mut u8, src: *const u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if isa::string_fills() {
+        // SAFETY: forwarded contract: `rep movsb` copies `rcx` bytes from
+        // `rsi` to `rdi` upwards (the direction flag is clear, as the ABI
+        // requires at every call), touching nothing else.
+        unsafe {
+            std::arch::asm!(
+                "rep movsb",
+                inout("rdi") dst => _,
+                inout("rsi") src => _,
+                inout("rcx") len => _,
+                options(nostack, preserves_flags)
+            );
+        }
+        return;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { copy(dst, src, len) }
+}
+
 /// Copies `len` bytes from `src` to both `dst` and `also` in one pass: each
 /// vector is loaded once and stored twice (stores aligned on `dst`).  For a
 /// sender whose block goes both to its queue and to its own place in its
@@ -465,7 +502,37 @@ pub unsafe fn copy_streaming(dst: *mut u8, src: *const u8, len: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{copy, copy_local, copy_streaming, Isa, LandingStores};
+    use super::{copy, copy_local, copy_streaming, fill_ring, Isa, LandingStores};
+
+    /// `fill_ring` (the string copy where `isa::string_fills`, else `copy`):
+    /// short and long lengths, destinations and sources at odd offsets:
+    /// the bytes arrive and nothing around them is touched.
+    #[test]
+    fn ring_fills_are_copies() {
+        let src: Vec<u8> = (0..70_000u32).map(|i| (i * 13 + 7) as u8).collect();
+        for len in [0, 1, 63, 64, 65, 2047, 2048, 4097, 32_768, 65_537] {
+            for (dst_off, src_off) in [(0, 0), (1, 3), (63, 1), (17, 40)] {
+                let mut dst = vec![0xAAu8; 66_000 + 128];
+                // SAFETY: both ranges lie within their vectors.
+                unsafe {
+                    fill_ring(
+                        dst.as_mut_ptr().add(dst_off),
+                        src.as_ptr().add(src_off),
+                        len,
+                    )
+                };
+                assert_eq!(
+                    &dst[dst_off..dst_off + len],
+                    &src[src_off..src_off + len],
+                    "{len}"
+                );
+                assert!(dst[..dst_off]
+                    .iter()
+                    .chain(&dst[dst_off + len..])
+                    .all(|&b| b == 0xAA));
+            }
+        }
+    }
 
     /// `copy_twice` and its vector loops: lengths around the loops' edges
     /// (one, two and three vectors and their neighbours), destinations

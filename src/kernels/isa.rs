@@ -50,6 +50,41 @@ pub fn detect() -> Isa {
     }
 }
 
+/// Whether `rep movsb` is the fast string copy Intel documents for CPUs
+/// with ERMS (CPUID leaf 7, EBX bit 9), on an Intel CPU: where the pair
+/// buffer's ring is filled that way (`copy::fill_ring`).  Not on AMD: the
+/// string copy lost to the vector loop on this project's Zen 4 VM
+/// (`copy::copy`).  Cached as `detect` is.
+pub fn string_fills() -> bool {
+    match STRING_FILLS.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let fast = probe_string_fills();
+            STRING_FILLS.store(1 + fast as u8, Ordering::Relaxed);
+            fast
+        }
+    }
+}
+
+static STRING_FILLS: AtomicU8 = AtomicU8::new(0);
+
+fn probe_string_fills() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__cpuid, __cpuid_count};
+        // Leaf 7 is asked only when leaf 0 says it is there.
+        let l0 = __cpuid(0);
+        let vendor = [l0.ebx, l0.edx, l0.ecx];
+        let leaf7 = (l0.eax >= 7).then(|| __cpuid_count(7, 0).ebx);
+        // "GenuineIntel" as CPUID gives it, in EBX, EDX, ECX.
+        let intel = vendor == [0x756e_6547, 0x4965_6e69, 0x6c65_746e];
+        intel && leaf7.is_some_and(|ebx| ebx & (1 << 9) != 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Every level this CPU can run, baseline first (the tests run all of them).
 pub fn available() -> Vec<Isa> {
     let best = detect() as u8;
