@@ -486,9 +486,12 @@ fn say_stream(name: &str, bytes: usize, (said, round_said): (&SayOnce, &SayOnce)
 /// Gather alike; `docs/benchmark/2026-12-01-c-pair-bcast/`,
 /// `docs/benchmark/2026-12-01-e-pair-gather/`).  Since streams shorter than
 /// `ROTATING_BELOW_BYTES` go round the ring (`shm::pair`, "Where a stream
-/// starts"), 64 KiB-192 KiB take 0.81-0.95x the queues' time, 32 KiB
-/// 1.04-1.10x and 16 KiB 1.11x (np=2, alternated launches, near;
-/// `docs/benchmark/2026-12-01-j-ring-from-64k/`).
+/// starts"), a scratch build (np=2, alternated launches, near) had Bcasts
+/// and Gathers of 64-192 KiB in 0.79-1.0x the queues' time, but 16 and 32
+/// KiB in 0.98-1.11x, hence 64 KiB.  With the ring's string fills too
+/// (`copy::fill_ring`), in turns with the peers: Bcast 64-192 KiB in
+/// 0.70-0.79x the queues' time and Gather in 0.75-0.87x, both below Intel
+/// MPI's (`docs/benchmark/2026-12-01-j-ring-from-64k/`).
 pub(crate) const STREAM_MIN_BYTES: usize = 64 * 1024;
 /// The smallest Reduce vector, in bytes, that goes through the ring
 /// (`takes_reduce`); shorter ones take the halves (`reduce_route`).  From
