@@ -15,7 +15,9 @@
  *   mpirun -np 2 ./paired_ab allgather 65536 bcast 1048576 16 100
  *
  * Ops: allgather alltoall bcast reduce allreduce gather scatter barrier (reductions
- * on MPI_FLOAT sums, bytes/4 elements).  FRESH=1: a new pattern is written
+ * on MPI_FLOAT sums, bytes/4 elements); ar_bcast and ar_gather: an Allreduce
+ * of 1024 floats before each Bcast or Gather, both timed, and ar_only that
+ * Allreduce alone (bytes >= 4 KiB).  FRESH=1: a new pattern is written
  * into the send buffer before every call, outside the timed part, as
  * sharm_bench does by default, and each call is timed on its own.
  *
@@ -42,6 +44,11 @@ static void run(const char*op,MPI_Comm c,char*s,char*r,int n){int p;MPI_Comm_siz
  else if(!strcmp(op,"gather"))MPI_Gather(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);
  else if(!strcmp(op,"scatter"))MPI_Scatter(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);
  else if(!strcmp(op,"barrier"))MPI_Barrier(c);
+ /* an exchange first (on two processes a 4 KiB Allreduce goes through the
+  * pair buffer's halves), then the call: streams that follow exchanges */
+ else if(!strcmp(op,"ar_bcast")){MPI_Allreduce(s,r,1024,MPI_FLOAT,MPI_SUM,c);MPI_Bcast(s,n,MPI_BYTE,0,c);}
+ else if(!strcmp(op,"ar_gather")){MPI_Allreduce(s,r,1024,MPI_FLOAT,MPI_SUM,c);MPI_Gather(s,n,MPI_BYTE,r,n,MPI_BYTE,0,c);}
+ else if(!strcmp(op,"ar_only")){MPI_Allreduce(s,r,1024,MPI_FLOAT,MPI_SUM,c);}
  else {fprintf(stderr,"op?\n");MPI_Abort(c,1);} }
 #include "line_probe.h"
 /* Rank 0 pings, rank 1 answers (20 round trips, line_probe.h), the others
