@@ -5,11 +5,11 @@
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
 //! one half, the Reduce of dense vectors of 513 bytes to 256 KiB
 //! (`reduce_exchange`), and Bcasts and Gather(v) blocks of 64 KiB to 8 MiB
-//! and dense Reduces of 256 KiB to 8 MiB as one stream through its ring.  In an exchange each process
-//! fills its half straight from its send block, makes its own copy while
-//! the other fills, then copies the other's block out; an Allreduce
-//! combines its vector with the other's half into its result instead, in
-//! rank order on both processes.
+//! and dense Reduces of 256 KiB to 8 MiB as one stream through its ring.
+//! In an exchange each process fills its half straight from its send
+//! block, makes its own copy while the other fills, then copies the
+//! other's block out; an Allreduce combines its vector with the other's
+//! half into its result instead, in rank order on both processes.
 //!
 //! np=2, fresh send data, in turns with `coll_sharm_pair_buffer_size 0`
 //! (the queues) and Intel MPI (6 rounds, cores near,
