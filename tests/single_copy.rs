@@ -599,7 +599,8 @@ fn two_processes_exchange_through_the_pair_buffer() {
 /// 64 KiB to below 256 KiB go round the ring, each from where the last
 /// stream ended (`pair_short_streams`): eight Bcasts in a row, more than
 /// the ring, some from the other root, then after an exchange whose reader
-/// trails.
+/// trails.  A Scatter(v)'s block for the other goes through the same
+/// ring, written by the root, to either process.
 #[test]
 fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
     let out = run(
@@ -619,6 +620,8 @@ fn streams_through_the_pair_buffer_are_read_before_its_halves_are_reused() {
         "MPI_Reduce: streamed through the pair buffer",
         "MPI_Bcast: streamed round the pair buffer's ring",
         "MPI_Gather(v): streamed round the pair buffer's ring",
+        "MPI_Scatter(v): streamed through the pair buffer",
+        "MPI_Scatter(v): streamed round the pair buffer's ring",
     ] {
         assert_eq!(out.matches(line).count(), 2, "{line}:\n{out}");
     }

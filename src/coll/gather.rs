@@ -16,7 +16,8 @@
 //! block and its receiver reads it (scatter); both ends of a stream know its
 //! size, so they decide alike.  On two processes, a Gather block of 64 KiB
 //! to 8 MiB that does not go by single copy streams through the pair
-//! buffer's ring instead of the queue (`coll::pair::gather`).
+//! buffer's ring instead of the queue (`coll::pair::gather`), and so does
+//! a Scatter(v)'s block for the other process (`coll::pair::scatter`).
 //!
 //! Why Gather pushes: reading, the root makes every copy itself, its own
 //! block's and then each sender's, one after the other; writing, each
@@ -215,6 +216,19 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
         return done;
     }
     let (me, p) = (sh.me, sh.p);
+    // Two processes: the other's block as one stream through the pair
+    // buffer's ring (`coll::pair::scatter`) unless it goes by single copy.
+    // Both know its size (the root from its send block), so both take the
+    // ring or neither.
+    if p == 2 {
+        let bytes = match &own {
+            Some(own) if me != root => own.bytes(),
+            _ => root_side.block(1 - me).bytes(),
+        };
+        if pair::takes_stream(sh, bytes) && !sh.single_copy_scatter(bytes) {
+            return pair::scatter(sh, own, root_side, root, bytes);
+        }
+    }
     let first = sh.next_ops(p);
     let round = |r: usize| first + r as u64;
     if me != root {

@@ -4,7 +4,7 @@
 //! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
 //! one half, the Reduce of dense vectors of 513 bytes to 256 KiB
-//! (`reduce_exchange`), and Bcasts and Gather(v) blocks of 64 KiB to 8 MiB
+//! (`reduce_exchange`), and Bcasts, Gather(v) and Scatter(v) blocks of 64 KiB to 8 MiB
 //! and dense Reduces of 256 KiB to 8 MiB as one stream through its ring.
 //! In an exchange each process fills its half straight from its send
 //! block, makes its own copy while the other fills, then copies the
@@ -576,6 +576,51 @@ pub(crate) fn gather(
         streams,
     );
     copied
+}
+
+/// Whether this process said (at verbose 100) that a Scatter(v) went
+/// through the pair buffer, and round its ring.
+static SCATTER_SAID: SayOnce = SayOnce::new();
+static SCATTER_ROUND_SAID: SayOnce = SayOnce::new();
+
+/// The Scatter(v) of two processes: the other's block goes as one stream
+/// through the pair buffer's ring, written by the root, which then copies
+/// its own block (if it has one, not MPI_IN_PLACE) while the other reads.
+/// `own` is this process's receive block, `root_side` the root's send
+/// blocks, `bytes` the other's (non-root's) block size, which both know
+/// (the root from its send block, the other from its receive block).  The
+/// caller checked `takes_stream` and ruled out single copy for `bytes`.
+/// np=2, in turns with the queues (a scratch build, 5 rounds): 0.72 /
+/// 0.81 / 0.88 / 0.89 / 0.94x their time at 64 / 128 / 192 / 256 KiB /
+/// 1 MiB (`docs/benchmark/2026-12-01-j-ring-from-64k/`).  False when the
+/// root's own copy failed (reported by Open MPI's datatype engine).
+pub(crate) fn scatter(
+    sh: &mut Shared,
+    own: Option<TypedBuf>,
+    root_side: &RootSide,
+    root: usize,
+    bytes: usize,
+) -> bool {
+    say_stream(
+        "MPI_Scatter(v)",
+        bytes,
+        (&SCATTER_SAID, &SCATTER_ROUND_SAID),
+    );
+    let me = sh.me;
+    if me != root {
+        let own = own.expect("only the root may pass MPI_IN_PLACE");
+        let streams = sh.landing().streams(bytes);
+        stream(sh, &mut own.sink(), bytes, root, streams);
+        return true;
+    }
+    stream(
+        sh,
+        &mut root_side.block(1 - me).source(),
+        bytes,
+        root,
+        false,
+    );
+    own.is_none_or(|dst| root_side.block(me).copy_to(&dst, sh.landing()))
 }
 
 /// Whether this process said (at verbose 100) that a Reduce went through

@@ -777,7 +777,7 @@ static void test_landing_trials(int T, int routes)
  * round: the other's block streams through the same ring, its writer
  * being the non-root, whose next stream or exchange (the next round's
  * Bcast or Allgather) must wait for the root's trailing read in turn; then
- * a Scatter as large, which keeps its own path, and a Reduce as large,
+ * a Scatter as large, through the same ring, and a Reduce as large,
  * streamed the same way.  Every value is checked. */
 static void pair_streams_rooted(int round)
 {
@@ -807,8 +807,8 @@ static void pair_streams_rooted(int round)
                           recv[r * ext + 2 * i], val(1000 + 2 * round + r, i));
                     break;
                 }
-    /* A Scatter of blocks as large from the same root, which keeps its own
-     * path: each process's block must be its own. */
+    /* A Scatter of blocks as large from the same root, through the same
+     * ring: each process's block must be its own. */
     if (rank == root)
         for (int r = 0; r < 2; r++)
             for (int i = 0; i < gn; i++)
@@ -872,7 +872,8 @@ static void pair_streams_rooted(int round)
  * trails, and the root comes round to slots it has not read yet.  Then two
  * from rank 1 (a root that was just a reader writes the slots it read),
  * a Gather of 100,000 bytes to rank `round % 2` (written
- * by the other), and eight Bcasts from rank 0, each after an Allgather of
+ * by the other) and a Scatter as large from it (written by it, read into a
+ * vector), and eight Bcasts from rank 0, each after an Allgather of
  * 96 KiB blocks that rank 1 unpacks as a vector: an exchange the other may
  * still be reading when the next stream enters the half rank 0 filled,
  * wherever the last stream left the ring.
@@ -909,6 +910,26 @@ static void pair_short_streams(int round)
                             break;
                         }
             free(got);
+            /* a Scatter of 100,000-byte blocks from the same root, which
+             * the other receives as a vector (it trails), then the Bcasts */
+            int *blocks = malloc(sizeof(int) * 2 * GATHERED), *mine_s = calloc(2 * (size_t) GATHERED, sizeof(int));
+            if (rank == groot)
+                for (int r = 0; r < 2; r++)
+                    for (int i = 0; i < GATHERED; i++)
+                        blocks[r * GATHERED + i] = val(tag + 4 + r, i);
+            if (rank == groot)
+                MPI_Scatter(blocks, GATHERED, MPI_INT, mine_s, GATHERED, MPI_INT, groot, MPI_COMM_WORLD);
+            else
+                MPI_Scatter(blocks, GATHERED, MPI_INT, mine_s, 1, gather_vec, groot, MPI_COMM_WORLD);
+            for (int i = 0; i < GATHERED; i++) {
+                int got_v = rank == groot ? mine_s[i] : mine_s[2 * i];
+                if (got_v != val(tag + 4 + rank, i)) {
+                    CHECK(0, "pair short streams: Scatter %d (root %d): [%d] = %d", round, groot, i, got_v);
+                    break;
+                }
+            }
+            free(blocks);
+            free(mine_s);
         }
         if (rank == root)
             for (int i = 0; i < n; i++)
