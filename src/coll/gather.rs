@@ -46,6 +46,17 @@ pub(crate) fn sinks(
     list
 }
 
+/// On two processes, the bytes of the non-root's block, as each process
+/// knows them: the non-root from its own block (`own`), the root from the
+/// other's block of `root_side` (MPI requires the two to match).  A Gather
+/// or Scatter decides its pair-buffer route from it, so both decide alike.
+fn others_block(me: usize, root: usize, own: Option<&TypedBuf>, root_side: &RootSide) -> usize {
+    match own {
+        Some(own) if me != root => own.bytes(),
+        _ => root_side.block(1 - me).bytes(),
+    }
+}
+
 /// The other processes in rotation order from `me`: me+1, me+2, ... mod p.
 pub(crate) fn rotation(me: usize, p: usize) -> impl Iterator<Item = usize> {
     (1..p).map(move |k| (me + k) % p)
@@ -140,11 +151,7 @@ pub fn gather(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, root
     // size (the root from its receive block), so both take the ring or
     // neither.
     if p == 2 {
-        let other = 1 - me;
-        let bytes = match &own {
-            Some(own) if me != root => own.bytes(),
-            _ => root_side.block(other).bytes(),
-        };
+        let bytes = others_block(me, root, own.as_ref(), root_side);
         if pair::takes_stream(sh, bytes) && queued(sh, bytes, true) {
             return pair::gather(sh, own, root_side, root, bytes);
         }
@@ -221,10 +228,7 @@ pub fn scatter(sh: &mut Shared, own: Option<TypedBuf>, root_side: &RootSide, roo
     // Both know its size (the root from its send block), so both take the
     // ring or neither.
     if p == 2 {
-        let bytes = match &own {
-            Some(own) if me != root => own.bytes(),
-            _ => root_side.block(1 - me).bytes(),
-        };
+        let bytes = others_block(me, root, own.as_ref(), root_side);
         if pair::takes_stream(sh, bytes) && !sh.single_copy_scatter(bytes) {
             return pair::scatter(sh, own, root_side, root, bytes);
         }
