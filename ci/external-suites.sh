@@ -138,13 +138,13 @@ launch() {
     return $rc
 }
 
-# tally LOG NAME: appends "NAME served=S hierarchical=H" to served.txt, the
-# calls sharm served in LOG's run (summed over its processes by
-# ci/sharm-pvars.awk) and how many of them went through the hierarchy's
-# levels.
+# tally LOG NAME: appends "NAME served=S hierarchical=H pair_buffer=B" to
+# served.txt, the calls sharm served in LOG's run (summed over its processes
+# by ci/sharm-pvars.awk), how many of them went through the hierarchy's
+# levels, and how many moved data through a two-process pair buffer.
 tally() {
     local sum='BEGIN { FS = "=" } { s += $2 } END { print s + 0 }' group line=$2
-    for group in served hierarchical; do
+    for group in served hierarchical pair_buffer; do
         line+=" $group=$(awk -v want=$group -f "$REPO/ci/sharm-pvars.awk" "$1" | awk "$sum")"
     done
     echo "$line" >>"$OUT/served.txt"
@@ -371,10 +371,12 @@ fi
 # ---- what sharm served ---------------------------------------------------------
 touch "$OUT/served.txt"
 awk '$2 == "served=0" { print $1 }' "$OUT/served.txt" >"$OUT/served-none.txt"
-read -r runs served hier <<<"$(awk '{ split($2, s, "="); split($3, h, "=")
-    n++; served += s[2]; hier += h[2] } END { print n + 0, served + 0, hier + 0 }' "$OUT/served.txt")"
+read -r runs served hier pair <<<"$(awk '{ split($2, s, "="); split($3, h, "="); split($4, b, "=")
+    n++; served += s[2]; hier += h[2]; pair += b[2] }
+    END { print n + 0, served + 0, hier + 0, pair + 0 }' "$OUT/served.txt")"
 say "sharm served $served calls in $((runs - $(wc -l <"$OUT/served-none.txt"))) of $runs runs" \
-    "($hier through the hierarchy); runs it served nothing in: $OUT/served-none.txt"
+    "($hier through the hierarchy, $pair through a pair buffer);" \
+    "runs it served nothing in: $OUT/served-none.txt"
 unserved=0
 [ "$runs" = 0 ] || [ "$served" -gt 0 ] || { say "SHARM SERVED NOTHING"; unserved=1; }
 if [ -n "$SIM_NODES" ] && [ "$runs" -gt 0 ] && [ "$hier" = 0 ]; then

@@ -1,7 +1,7 @@
 # Reads the lines ci/sharm-pvars.c prints (one per process at MPI_Finalize)
 # from a job's output and sums one group of counters over the processes:
 #
-#   awk -v want=served|fallbacks|hierarchical -f ci/sharm-pvars.awk LOG
+#   awk -v want=served|fallbacks|hierarchical|pair_buffer -f ci/sharm-pvars.awk LOG
 #
 # prints "op=N", one operation a line (none when nothing was counted).
 # A line may come after another process's output with no newline between
@@ -14,7 +14,10 @@
     if ($4 != "served") next
     mode = ""
     for (i = 4; i <= NF; i++) {
-        if ($i == "served" || $i == "fallbacks" || $i == "hierarchical") { mode = $i; continue }
+        if ($i == "served" || $i == "fallbacks" || $i == "hierarchical" || $i == "pair_buffer") {
+            mode = $i
+            continue
+        }
         if (mode == want && split($i, kv, "=") == 2) n[kv[1]] += kv[2]
     }
 }

@@ -3,14 +3,16 @@
  * through sharm's MPI_T performance variables, what sharm served in a
  * program that knows nothing of MPI_T (mpi4py's tests, MPICH's).  It wraps
  * MPI_Init/MPI_Init_thread (allocating a handle for every
- * coll_sharm_<op>_served / _fallbacks / _hierarchical counter right after MPI
+ * coll_sharm_<op>_served / _fallbacks / _hierarchical / _pair_buffer counter right after MPI
  * is up: Open MPI counts a counter from the moment its handle is allocated)
  * and MPI_Finalize (reading them and printing, per process, one line
  *
  *   sharm-pvars: rank R served op=N ... fallbacks op=N ... hierarchical op=N ...
+ *                pair_buffer op=N ...
  *
- * with the operations whose counters are not 0 (hierarchical: the served
- * calls that went through the hierarchy's levels); "sharm-pvars: rank R sharm
+ * (on one line) with the operations whose counters are not 0 (hierarchical:
+ * the served calls that went through the hierarchy's levels; pair_buffer:
+ * those that moved data through a two-process pair buffer); "sharm-pvars: rank R sharm
  * not loaded" when no such counter exists).
  */
 #include <mpi.h>
@@ -54,7 +56,7 @@ static void start_counting(void)
             continue;
         if (strncmp(name, "coll_sharm_", 11) != 0 ||
             !(ends_with(name, "_served") || ends_with(name, "_fallbacks") ||
-              ends_with(name, "_hierarchical")) ||
+              ends_with(name, "_hierarchical") || ends_with(name, "_pair_buffer")) ||
             strlen(name) >= sizeof(names[0]))
             continue;
         if (MPI_T_pvar_handle_alloc(session, i, NULL, &handles[npvars], &count) != MPI_SUCCESS)
@@ -86,7 +88,7 @@ int MPI_Finalize(void)
 {
     if (npvars >= 0) {
         int rank = -1;
-        char served[4096] = "", fell[4096] = "", hier[4096] = "";
+        char served[4096] = "", fell[4096] = "", hier[4096] = "", pair[4096] = "";
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         for (int i = 0; i < npvars; i++) {
             unsigned long long v = 0;
@@ -95,18 +97,21 @@ int MPI_Finalize(void)
             MPI_T_pvar_handle_free(session, &handles[i]);
             if (v == 0)
                 continue;
-            const char *suffix = strrchr(names[i], '_');
-            char *group = ends_with(names[i], "_served")      ? served
-                          : ends_with(names[i], "_fallbacks") ? fell
-                                                              : hier;
+            const char *suffix = ends_with(names[i], "_pair_buffer")
+                                     ? names[i] + strlen(names[i]) - strlen("_pair_buffer")
+                                     : strrchr(names[i], '_');
+            char *group = ends_with(names[i], "_served")         ? served
+                          : ends_with(names[i], "_fallbacks")    ? fell
+                          : ends_with(names[i], "_pair_buffer") ? pair
+                                                                 : hier;
             snprintf(item, sizeof(item), " %.*s=%llu", (int)(suffix - names[i]), names[i], v);
             strncat(group, item, sizeof(served) - strlen(group) - 1);
         }
         if (npvars == 0)
             printf("sharm-pvars: rank %d sharm not loaded\n", rank);
         else
-            printf("sharm-pvars: rank %d served%s fallbacks%s hierarchical%s\n", rank, served, fell,
-                   hier);
+            printf("sharm-pvars: rank %d served%s fallbacks%s hierarchical%s pair_buffer%s\n", rank,
+                   served, fell, hier, pair);
         fflush(stdout);
         MPI_T_pvar_session_free(&session);
         MPI_T_finalize();

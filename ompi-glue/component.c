@@ -420,6 +420,22 @@ static void register_counters(void)
             MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
             (void *)(intptr_t)(4 * SHARM_COLL_COUNT + k));
     }
+    /* Last (the indices before stay as they were): per collective, the calls
+     * that went through a two-process communicator's pair buffer. */
+    for (int coll = 0; coll < SHARM_COLL_COUNT; ++coll) {
+        char name[64], help[200];
+        snprintf(name, sizeof(name), "%s_pair_buffer", coll_names[coll]);
+        snprintf(help, sizeof(help),
+                 "Number of MPI_%s calls in which this process moved data through the pair "
+                 "buffer of a two-process communicator (coll_sharm_pair_buffer_size)",
+                 coll_names[coll]);
+        (void) mca_base_component_pvar_register(
+            &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
+            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+            MCA_BASE_VAR_BIND_NO_OBJECT,
+            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+            (void *)(intptr_t)(4 * SHARM_COLL_COUNT + 7 + coll));
+    }
 }
 
 /* Single copy (CMA): mode, threshold, calibration. */

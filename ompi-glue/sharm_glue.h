@@ -173,7 +173,7 @@ struct sharm_rs_entries {
     int (*collective)(void *state, void *module, void *comm, const struct sharm_call *call);
     /* Value of statistics counter `index` (3 * enum sharm_coll + 0 served / 1 fallbacks /
      * 2 hierarchical; 3 * SHARM_COLL_COUNT + enum sharm_coll: single copy; 4 * SHARM_COLL_COUNT
-     * + 0..5: traffic, see stats.rs). */
+     * + 0..6: traffic; 4 * SHARM_COLL_COUNT + 7 + enum sharm_coll: pair buffer; see stats.rs). */
     uint64_t (*counter)(int32_t index);
 };
 

@@ -585,6 +585,27 @@ fn two_processes_exchange_through_the_pair_buffer() {
     }
 }
 
+/// MPI_T `coll_sharm_<op>_pair_buffer` counts, in each process, the calls
+/// that went through the pair buffer: on two processes once for a Bcast,
+/// Gather and Scatter of 100,000-byte blocks (its ring), an Allgather(v),
+/// Alltoall(v), Allreduce and Reduce of 4 KiB (its halves, the last three
+/// from the express lane) and a Reduce of 320,000 bytes (the ring), never
+/// for an 8-byte Bcast (the queues); with `coll_sharm_pair_buffer_size` 0
+/// never (`test_pair_counters` checks each counter around its call, and
+/// every value).
+#[test]
+fn pair_buffer_counters_follow_the_route() {
+    let none = ("coll_sharm_single_copy", "none");
+    run(2, "queues", &[none], &[], &["pair_counters=1"]);
+    run(
+        2,
+        "queues",
+        &[none, NO_PAIR_BUFFER],
+        &[],
+        &["pair_counters=0"],
+    );
+}
+
 /// On two processes a Bcast from 256 KiB streams through the pair buffer's
 /// ring, and its root returns before the other has read it: an Allgather
 /// through the pair buffer right after it, and the next Bcast, must not

@@ -66,7 +66,7 @@ use crate::ompi::stats;
 use crate::shm::channel::Shared;
 use crate::shm::queue::PREFETCH_MAX_BYTES;
 
-use super::CommState;
+use super::{flat, CommState};
 
 /// What a communicator's express lane takes (decided once, alike on every
 /// process: every input is agreed), and the facts of its last reduction.
@@ -491,6 +491,7 @@ unsafe fn alltoallv_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Op
         stats::single_copy(Coll::Alltoallv);
         trace!("MPI_Alltoallv: single copy (cma)");
     }
+    flat::count_pair(sh, Coll::Alltoallv);
     Some(if done { ffi::success() } else { ffi::error() })
 }
 
@@ -596,6 +597,7 @@ unsafe fn reduction_call(
         }
         _ => scan_or_reduce_scatter(sh, &mut lane.equal_counts, red, coll),
     }
+    flat::count_pair(sh, coll);
     Some(ffi::success())
 }
 
@@ -788,6 +790,7 @@ unsafe fn movement_call(
         _ => alltoall::express(sh, &side(send?), &side(recv?)),
     }?;
     stats::served(coll);
+    flat::count_pair(sh, coll);
     trace!(
         "{} on {p} processes runs Linear (express lane)",
         coll.name()
@@ -897,6 +900,7 @@ unsafe fn v_movement_call(
         }
     }?;
     stats::served(called);
+    flat::count_pair(sh, called);
     trace!(
         "{} on {p} processes runs Linear (express lane)",
         called.name()

@@ -10,7 +10,8 @@ use crate::shm::channel::Shared;
 
 /// Runs `args`; false when a buffer could not be packed or unpacked, or a
 /// single-copy pull failed.  Counts the calls that moved data by single copy
-/// (MPI_T `coll_sharm_<op>_single_copy`).
+/// (MPI_T `coll_sharm_<op>_single_copy`) or through the pair buffer
+/// (`count_pair`).
 pub fn run(sh: &mut Shared, args: &Args) -> bool {
     let ok = match tried_class(sh, args) {
         Some((coll, bytes)) => sh.on_learned_path(coll, bytes, |sh| run_call(sh, args)),
@@ -20,7 +21,18 @@ pub fn run(sh: &mut Shared, args: &Args) -> bool {
         stats::single_copy(args.coll());
         tracing::trace!("{}: single copy (cma)", args.coll().name());
     }
+    count_pair(sh, args.coll());
     ok
+}
+
+/// Counts a served call of `coll` that moved data through the pair buffer
+/// (MPI_T `coll_sharm_<op>_pair_buffer`): the buffer says whether an
+/// exchange or a stream ran since the last call's count.  Every path that
+/// serves a call ends with it (this one and the express lane's).
+pub(super) fn count_pair(sh: &mut Shared, coll: Coll) {
+    if sh.pair.as_mut().is_some_and(|pair| pair.take_used()) {
+        stats::pair_buffer(coll);
+    }
 }
 
 /// The collective and bytes in all by which a call's path and landing are

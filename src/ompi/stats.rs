@@ -6,7 +6,10 @@
 //! (index = 4·COLLS + `Traffic`): messages and bytes sent through Open MPI's
 //! PML, the part of them addressed to another node, fragments and bytes
 //! published into shared-memory queues (or offered there for single copy),
-//! and bytes copied into receive buffers with non-temporal stores.
+//! and bytes copied into receive buffers with non-temporal stores; last,
+//! `coll_sharm_<op>_pair_buffer` (index = 4·COLLS + TRAFFIC + op): calls in
+//! which this process moved data through a two-process communicator's pair
+//! buffer (`shm::pair`).
 //! The benchmark reads them before and after each measurement to show how
 //! much each level of the hierarchy carried.
 
@@ -35,8 +38,9 @@ enum Traffic {
 const TRAFFIC: usize = 7;
 
 /// Every counter, by MPI_T index: served/fallback/hierarchical per
-/// collective, single copy per collective, then the traffic counters.
-const TOTAL: usize = (KINDS + 1) * COLLS + TRAFFIC;
+/// collective, single copy per collective, the traffic counters, then the
+/// pair buffer per collective.
+const TOTAL: usize = (KINDS + 2) * COLLS + TRAFFIC;
 
 /// One thread's counters.  That thread is their only writer; MPI_T reads
 /// sum them over all threads.
@@ -123,6 +127,12 @@ pub fn hierarchical(c: Coll) {
 /// A served call in which this process moved data by single copy.
 pub fn single_copy(c: Coll) {
     bump(KINDS * COLLS + c as usize, 1);
+}
+
+/// A served call in which this process moved data through the pair buffer
+/// of a two-process communicator.
+pub fn pair_buffer(c: Coll) {
+    bump((KINDS + 1) * COLLS + TRAFFIC + c as usize, 1);
 }
 
 /// The counter of traffic kind `t`.
@@ -212,6 +222,14 @@ mod tests {
         assert!(grew[0] >= 2 && grew[1] >= 110, "{grew:?}");
         assert!(grew[2] >= 1 && grew[3] >= 100, "{grew:?}");
         assert!(grew[4] >= 1 && grew[5] >= 7, "{grew:?}");
-        assert_eq!(read(base + TRAFFIC), 0, "past the end");
+    }
+
+    #[test]
+    fn pair_buffer_counters_follow_the_traffic_ones() {
+        let index = (KINDS + 1) * COLLS + TRAFFIC + Coll::Gather as usize;
+        let before = read(index);
+        pair_buffer(Coll::Gather);
+        assert!(read(index) - before >= 1);
+        assert_eq!(read(TOTAL), 0, "past the end");
     }
 }

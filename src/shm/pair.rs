@@ -109,6 +109,9 @@ pub struct Pair {
     /// root may write it again (see the module's docs).  Both processes
     /// keep it alike, since either may be the next root.
     slot_reads: Vec<SlotRead>,
+    /// Whether an exchange or a stream ran since `take_used` last looked:
+    /// the call that made it counts for MPI_T `coll_sharm_<op>_pair_buffer`.
+    used: bool,
 }
 
 /// Who reads what a ring slot holds, and the tick that reader's stream
@@ -163,7 +166,13 @@ impl Pair {
                 SlotRead::default();
                 2 * (layout.pair_half / CHUNK.min(layout.pair_half))
             ],
+            used: false,
         })
+    }
+
+    /// Whether an exchange or a stream ran since the last look; clears it.
+    pub fn take_used(&mut self) -> bool {
+        std::mem::take(&mut self.used)
     }
 
     /// Bytes of each half: the largest block an exchange moves.
@@ -204,6 +213,7 @@ impl Pair {
     ) {
         self.settle(me, waiter);
         self.after_stream = false;
+        self.used = true;
         let k = self.exchanges;
         self.exchanges += 1;
         let ours = ((me as u64 + k) % 2) as usize;
@@ -258,6 +268,7 @@ impl Pair {
         bytes: usize,
         mut chunk: impl FnMut(usize, *mut u8, usize),
     ) {
+        self.used = true;
         let size = self.chunk();
         let per_half = self.half / size;
         let ring = 2 * per_half;

@@ -1026,6 +1026,115 @@ static void test_pair_streams(void)
     free(all);
 }
 
+/* Runs `call` and checks that coll_sharm_<opname>_pair_buffer grew by one in
+ * this process when `want` (the call goes through the pair buffer) and by
+ * nothing otherwise; values are checked by the caller. */
+#define PAIRED(opname, want, call)                                                                 \
+    do {                                                                                           \
+        char name_[96];                                                                            \
+        snprintf(name_, sizeof(name_), "coll_sharm_%s_pair_buffer", opname);                      \
+        MPI_T_pvar_handle h_ = pvar_named(name_);                                                  \
+        unsigned long long before_ = read_pvar(h_);                                                \
+        call;                                                                                      \
+        unsigned long long moved_ = read_pvar(h_) - before_;                                       \
+        CHECK(moved_ == ((want) ? 1u : 0u), "%s: pair-buffer counter moved by %llu, want %d",     \
+              opname, moved_, (want) ? 1 : 0);                                                     \
+        MPI_T_pvar_handle_free(session, &h_);                                                      \
+    } while (0)
+
+/* "pair_counters=0|1": one call of each operation that the pair buffer
+ * serves on two processes at a size it takes (1: it is there, so each
+ * counts once in every process; 0: no pair buffer, none counts), and an
+ * 8-byte Bcast, which stays on the queues either way.  Every value is
+ * checked: the counters must follow the route, not the result. */
+static void test_pair_counters(int paired)
+{
+    const int big = 25000; /* 100,000-byte blocks: the ring, going round */
+    const int small = 1024; /* 4 KiB blocks and vectors: the halves */
+    const int reduced = 80000; /* 320,000-byte vectors: the Reduce's ring */
+    int *a = malloc(sizeof(int) * 2 * reduced), *b = malloc(sizeof(int) * 2 * reduced);
+    int counts[2] = {small, small}, displs[2] = {0, small};
+    int root = 1, other = 1 - rank;
+
+    for (int i = 0; i < big; i++)
+        a[i] = val(7, i);
+    PAIRED("bcast", paired, MPI_Bcast(a, big, MPI_INT, root, MPI_COMM_WORLD));
+    for (int i = 0; i < big; i++)
+        if (a[i] != val(7, i)) {
+            CHECK(0, "pair counters: Bcast [%d] = %d", i, a[i]);
+            break;
+        }
+    PAIRED("bcast", 0, MPI_Bcast(a, 2, MPI_INT, root, MPI_COMM_WORLD));
+
+    for (int i = 0; i < big; i++)
+        a[i] = val(rank, i);
+    PAIRED("gather", paired, MPI_Gather(a, big, MPI_INT, b, big, MPI_INT, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (int i = 0; i < 2 * big; i++)
+            if (b[i] != val(i / big, i % big)) {
+                CHECK(0, "pair counters: Gather [%d] = %d", i, b[i]);
+                break;
+            }
+
+    for (int i = 0; i < 2 * big; i++)
+        a[i] = val(10 + i / big, i % big);
+    PAIRED("scatter", paired, MPI_Scatter(a, big, MPI_INT, b, big, MPI_INT, root, MPI_COMM_WORLD));
+    for (int i = 0; i < big; i++)
+        if (b[i] != val(10 + rank, i)) {
+            CHECK(0, "pair counters: Scatter [%d] = %d", i, b[i]);
+            break;
+        }
+
+    for (int i = 0; i < small; i++)
+        a[i] = val(20 + rank, i);
+    PAIRED("allgather", paired, MPI_Allgather(a, small, MPI_INT, b, small, MPI_INT, MPI_COMM_WORLD));
+    PAIRED("allgatherv", paired,
+           MPI_Allgatherv(a, small, MPI_INT, b + 2 * small, counts, displs, MPI_INT,
+                          MPI_COMM_WORLD));
+    for (int i = 0; i < 2 * small; i++)
+        if (b[i] != val(20 + i / small, i % small) || b[2 * small + i] != b[i]) {
+            CHECK(0, "pair counters: Allgather(v) [%d] = %d / %d", i, b[i], b[2 * small + i]);
+            break;
+        }
+
+    for (int i = 0; i < 2 * small; i++)
+        a[i] = val(30 + rank, i);
+    PAIRED("alltoall", paired, MPI_Alltoall(a, small, MPI_INT, b, small, MPI_INT, MPI_COMM_WORLD));
+    PAIRED("alltoallv", paired,
+           MPI_Alltoallv(a, counts, displs, MPI_INT, b + 2 * small, counts, displs, MPI_INT,
+                         MPI_COMM_WORLD));
+    for (int i = 0; i < small; i++) {
+        int want_own = val(30 + rank, rank * small + i), want_other = val(30 + other, rank * small + i);
+        int *got = b + rank * small, *got_other = b + other * small;
+        if (got[i] != want_own || got_other[i] != want_other || b[2 * small + i] != b[i] ||
+            b[3 * small + i] != b[small + i]) {
+            CHECK(0, "pair counters: Alltoall(v) [%d] = %d / %d", i, got[i], got_other[i]);
+            break;
+        }
+    }
+
+    for (int i = 0; i < reduced; i++)
+        a[i] = val(rank, i) % 1000;
+    PAIRED("allreduce", paired, MPI_Allreduce(a, b, small, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    PAIRED("reduce", paired, MPI_Reduce(a, b + small, small, MPI_INT, MPI_SUM, root,
+                                        MPI_COMM_WORLD));
+    for (int i = 0; i < small; i++)
+        if (b[i] != val(0, i) % 1000 + val(1, i) % 1000 ||
+            (rank == root && b[small + i] != b[i])) {
+            CHECK(0, "pair counters: Allreduce / Reduce [%d] = %d", i, b[i]);
+            break;
+        }
+    PAIRED("reduce", paired, MPI_Reduce(a, b, reduced, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
+    if (rank == root)
+        for (int i = 0; i < reduced; i++)
+            if (b[i] != val(0, i) % 1000 + val(1, i) % 1000) {
+                CHECK(0, "pair counters: Reduce of %d [%d] = %d", reduced, i, b[i]);
+                break;
+            }
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     stderr_to_file();
@@ -1091,6 +1200,10 @@ int main(int argc, char **argv)
     if (argc > 2 && strncmp(argv[2], "trials=", 7) == 0) {
         const char *again = strchr(argv[2] + 7, ',');
         test_trials(atoi(argv[2] + 7), again ? atoi(again + 1) : 0);
+        goto done;
+    }
+    if (argc > 2 && strncmp(argv[2], "pair_counters=", 14) == 0) {
+        test_pair_counters(atoi(argv[2] + 14));
         goto done;
     }
     if (argc > 2 && strcmp(argv[2], "pair_streams") == 0) {
