@@ -477,6 +477,32 @@ fn alltoallv_blocks_that_fit_the_ring_are_published_before_any_is_read() {
 
 /// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
 /// split into those on the express lane and the others.
+/// On a crowded node `auto` runs the chain Scan and Exscan from 64 KiB
+/// whatever the size of the communicator (its p - 1 folds instead of the
+/// linear Scan's p(p - 1) / 2, on cores the processes share;
+/// `scan::auto_linear_up_to`); with a core per process linear below 9
+/// processes.  Asked to yield, three processes are crowded on any machine.
+/// Each size runs on two communicators, with a send buffer and in place.
+#[test]
+fn crowded_scans_run_the_chain_from_64_kib() {
+    let verbose = ("coll_sharm_verbose", "100");
+    let yields = ("mpi_yield_when_idle", "1");
+    let out = mpirun_sizes(3, &[verbose, yields], &[8192, 65536]);
+    for op in ["MPI_Scan", "MPI_Exscan"] {
+        // 8 KiB on the lane, linear; 64 KiB by the chain.
+        assert_eq!(lane_lines(&out, op, 3, "Linear"), (12, 0), "{op}:\n{out}");
+        assert_eq!(lane_lines(&out, op, 3, "Chain"), (0, 12), "{op}:\n{out}");
+    }
+    // Two processes with a core each (not asked to yield): linear.  On a
+    // machine of one core they are crowded too, and run the chain.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let out = mpirun_sizes(2, &[verbose], &[65536]);
+    let want = if cores >= 2 { "Linear" } else { "Chain" };
+    for op in ["MPI_Scan", "MPI_Exscan"] {
+        assert_eq!(lane_lines(&out, op, 2, want), (0, 8), "{op}:\n{out}");
+    }
+}
+
 fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
     let said = format!("{op} on {np} processes runs {alg}");
     let lines: Vec<&str> = out.lines().filter(|l| l.contains(&said)).collect();

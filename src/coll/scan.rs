@@ -20,11 +20,18 @@ use crate::shm::queue::Readers;
 const CHAIN_MIN_PROCS: usize = 9;
 const CHAIN_MIN_BYTES: usize = 64 * 1024;
 
-/// The most bytes `auto` runs linear for at `p` processes (the chain
-/// beyond): all of them below `CHAIN_MIN_PROCS` processes.  The express
-/// lane takes its small calls from the same answer.
-pub(crate) fn auto_linear_up_to(p: usize) -> usize {
-    if p >= CHAIN_MIN_PROCS {
+/// The most bytes `auto` runs linear for (the chain beyond): all of them
+/// below `CHAIN_MIN_PROCS` processes with a core each.  On a crowded node
+/// the chain from `CHAIN_MIN_BYTES` at any size of communicator: there the
+/// processes share the cores, so the work of all of them adds up, and the
+/// linear Scan folds p(p-1)/2 vectors where the chain folds p-1.  np=4 and
+/// np=8 on 2 cores, 5 rounds in turns (2026-12-01,
+/// `docs/benchmark/2026-12-01-l-os/ab/`): the chain's Scan took 0.63 / 0.87x
+/// linear's time at np=4 at 1 / 4 MiB, 0.92 / 0.72 / 0.80x at np=8 at 64
+/// KiB / 1 / 4 MiB; at 16 KiB 1.10x.  The express lane takes its small
+/// calls from the same answer.
+pub(crate) fn auto_linear_up_to(sh: &Shared) -> usize {
+    if sh.p >= CHAIN_MIN_PROCS || sh.crowded() {
         CHAIN_MIN_BYTES - 1
     } else {
         usize::MAX
@@ -36,7 +43,7 @@ pub fn scan(sh: &mut Shared, red: &Reduction, inclusive: bool) {
     let bytes = red.layout.span(red.layout.count);
     let chain = match sh.choose(Coll::Scan, Some(bytes)) {
         Algorithm::Chain => true,
-        Algorithm::Auto => bytes > auto_linear_up_to(sh.p),
+        Algorithm::Auto => bytes > auto_linear_up_to(sh),
         _ => false,
     };
     sh.ran(

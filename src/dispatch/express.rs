@@ -305,7 +305,7 @@ impl Express {
         // linear for any algorithm but the chain).
         let linear_scan = match sh.params.algorithm(Coll::Scan) {
             Algorithm::Chain => Err("coll_sharm_scan_algorithm decides"),
-            Algorithm::Auto => Ok(scan::auto_linear_up_to(sh.p)),
+            Algorithm::Auto => Ok(scan::auto_linear_up_to(sh)),
             _ => Ok(usize::MAX),
         };
         // Reduce_scatter(_block)'s linear algorithm, unless the other is
