@@ -360,38 +360,44 @@ static int read_counter(const struct mca_base_pvar_t *pvar, void *value, void *o
     return OMPI_SUCCESS;
 }
 
-static void register_counters(void)
+/* Registers read-only counter `name` (prefixed coll_sharm_ by Open MPI) with
+ * index `index` of stats.rs. */
+static void register_counter(const char *name, const char *help, int index)
+{
+    (void) mca_base_component_pvar_register(
+        &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_COUNTER,
+        MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL, MCA_BASE_VAR_BIND_NO_OBJECT,
+        MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
+        (void *)(intptr_t) index);
+}
+
+/* Registers a counter per collective: `suffix` names it after the
+ * collective, `help` holds one %s for the MPI name, `first` is the index of
+ * the first collective's. */
+static void register_per_collective(const char *suffix, const char *help, int first, int stride)
 {
     for (int coll = 0; coll < SHARM_COLL_COUNT; ++coll) {
-        static const char *const kinds[3] = {"served", "fallbacks", "hierarchical"};
-        static const char *const helps[3] = {
-            "Number of MPI_%s calls served by sharm in this process",
-            "Number of MPI_%s calls sharm handed to the next component",
-            "Number of MPI_%s calls sharm served through its hierarchy of groups"};
-        for (int kind = 0; kind < 3; ++kind) {
-            char name[64], help[160];
-            snprintf(name, sizeof(name), "%s_%s", coll_names[coll], kinds[kind]);
-            snprintf(help, sizeof(help), helps[kind], coll_names[coll]);
-            (void) mca_base_component_pvar_register(
-                &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
-                MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                MCA_BASE_VAR_BIND_NO_OBJECT,
-                MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL,
-                NULL, (void *)(intptr_t)(3 * coll + kind));
-        }
-        /* After all the others (their indices stay as they were). */
-        char name[64], help[160];
-        snprintf(name, sizeof(name), "%s_single_copy", coll_names[coll]);
-        snprintf(help, sizeof(help),
-                 "Number of MPI_%s calls in which this process moved data by single copy (CMA)",
-                 coll_names[coll]);
-        (void) mca_base_component_pvar_register(
-            &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
-            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-            MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
-            (void *)(intptr_t)(3 * SHARM_COLL_COUNT + coll));
+        char name[64], text[200];
+        snprintf(name, sizeof(name), "%s_%s", coll_names[coll], suffix);
+        snprintf(text, sizeof(text), help, coll_names[coll]);
+        register_counter(name, text, first + stride * coll);
     }
+}
+
+static void register_counters(void)
+{
+    /* Index 3 * coll + kind. */
+    register_per_collective("served", "Number of MPI_%s calls served by sharm in this process", 0,
+                            3);
+    register_per_collective("fallbacks", "Number of MPI_%s calls sharm handed to the next component",
+                            1, 3);
+    register_per_collective("hierarchical",
+                            "Number of MPI_%s calls sharm served through its hierarchy of groups",
+                            2, 3);
+    /* After all the others (their indices stay as they were). */
+    register_per_collective(
+        "single_copy", "Number of MPI_%s calls in which this process moved data by single copy (CMA)",
+        3 * SHARM_COLL_COUNT, 1);
     /* Traffic of this process over all collectives, after the per-collective
      * counters (index 4 * SHARM_COLL_COUNT + k, the order of stats.rs's
      * Traffic): what the network levels sent through the PML, the part of it
@@ -412,30 +418,14 @@ static void register_counters(void)
         "readers pull)",
         "Bytes this process copied into receive buffers with non-temporal stores (streams' "
         "fragments and its own blocks; coll_sharm_nontemporal_landing_min_size)"};
-    for (int k = 0; k < 7; ++k) {
-        (void) mca_base_component_pvar_register(
-            &sharm_component->collm_version, traffic_names[k], traffic_helps[k], OPAL_INFO_LVL_4,
-            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-            MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
-            (void *)(intptr_t)(4 * SHARM_COLL_COUNT + k));
-    }
+    for (int k = 0; k < 7; ++k)
+        register_counter(traffic_names[k], traffic_helps[k], 4 * SHARM_COLL_COUNT + k);
     /* Last (the indices before stay as they were): per collective, the calls
      * that went through a two-process communicator's pair buffer. */
-    for (int coll = 0; coll < SHARM_COLL_COUNT; ++coll) {
-        char name[64], help[200];
-        snprintf(name, sizeof(name), "%s_pair_buffer", coll_names[coll]);
-        snprintf(help, sizeof(help),
-                 "Number of MPI_%s calls in which this process moved data through the pair "
-                 "buffer of a two-process communicator (coll_sharm_pair_buffer_size)",
-                 coll_names[coll]);
-        (void) mca_base_component_pvar_register(
-            &sharm_component->collm_version, name, help, OPAL_INFO_LVL_4,
-            MCA_BASE_PVAR_CLASS_COUNTER, MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-            MCA_BASE_VAR_BIND_NO_OBJECT,
-            MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS, read_counter, NULL, NULL,
-            (void *)(intptr_t)(4 * SHARM_COLL_COUNT + 7 + coll));
-    }
+    register_per_collective("pair_buffer",
+                            "Number of MPI_%s calls in which this process moved data through the "
+                            "pair buffer of a two-process communicator (coll_sharm_pair_buffer_size)",
+                            4 * SHARM_COLL_COUNT + 7, 1);
 }
 
 /* Single copy (CMA): mode, threshold, calibration. */
