@@ -475,8 +475,6 @@ fn alltoallv_blocks_that_fit_the_ring_are_published_before_any_is_read() {
     );
 }
 
-/// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
-/// split into those on the express lane and the others.
 /// On a crowded node `auto` runs the chain Scan and Exscan from 64 KiB
 /// whatever the size of the communicator (its p - 1 folds instead of the
 /// linear Scan's p(p - 1) / 2, on cores the processes share;
@@ -503,6 +501,8 @@ fn crowded_scans_run_the_chain_from_64_kib() {
     }
 }
 
+/// Lines of `out` that say a call of `op` on `np` processes ran `alg`,
+/// split into those on the express lane and the others.
 fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
     let said = format!("{op} on {np} processes runs {alg}");
     let lines: Vec<&str> = out.lines().filter(|l| l.contains(&said)).collect();
