@@ -21,15 +21,29 @@
 
 #define MAX_PVARS 256
 
+/* The counters read, coll_sharm_<op>_<group>, printed group by group. */
+enum { GROUPS = 4 };
+static const char *const groups[GROUPS] = {"served", "fallbacks", "hierarchical", "pair_buffer"};
+
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle handles[MAX_PVARS];
-static char names[MAX_PVARS][64];
+static char ops[MAX_PVARS][64]; /* <op> of each handle */
+static int group_of[MAX_PVARS];
 static int npvars = -1;
 
-static int ends_with(const char *s, const char *suffix)
+/* The group whose "_<group>" ends `name` (-1: none); its length goes to
+ * *op_len, the part of `name` before it. */
+static int group_named(const char *name, size_t *op_len)
 {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
+    size_t n = strlen(name);
+    for (int g = 0; g < GROUPS; g++) {
+        size_t m = strlen(groups[g]) + 1;
+        if (n > m && name[n - m] == '_' && strcmp(name + n - m + 1, groups[g]) == 0) {
+            *op_len = n - m;
+            return g;
+        }
+    }
+    return -1;
 }
 
 static void start_counting(void)
@@ -54,16 +68,17 @@ static void start_counting(void)
         if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, desc, &dlen, &bind, &ro,
                                 &cont, &atomic) != MPI_SUCCESS)
             continue;
-        if (strncmp(name, "coll_sharm_", 11) != 0 ||
-            !(ends_with(name, "_served") || ends_with(name, "_fallbacks") ||
-              ends_with(name, "_hierarchical") || ends_with(name, "_pair_buffer")) ||
-            strlen(name) >= sizeof(names[0]))
+        size_t op_len = 0;
+        int g = strncmp(name, "coll_sharm_", 11) == 0 ? group_named(name + 11, &op_len) : -1;
+        if (g < 0 || op_len >= sizeof(ops[0]))
             continue;
         if (MPI_T_pvar_handle_alloc(session, i, NULL, &handles[npvars], &count) != MPI_SUCCESS)
             continue;
         if (!cont)
             MPI_T_pvar_start(session, handles[npvars]);
-        strcpy(names[npvars], name + 11);
+        memcpy(ops[npvars], name + 11, op_len);
+        ops[npvars][op_len] = '\0';
+        group_of[npvars] = g;
         npvars++;
     }
 }
@@ -88,7 +103,7 @@ int MPI_Finalize(void)
 {
     if (npvars >= 0) {
         int rank = -1;
-        char served[4096] = "", fell[4096] = "", hier[4096] = "", pair[4096] = "";
+        static char text[GROUPS][4096]; /* " op=N" for each counter not 0 */
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         for (int i = 0; i < npvars; i++) {
             unsigned long long v = 0;
@@ -97,21 +112,18 @@ int MPI_Finalize(void)
             MPI_T_pvar_handle_free(session, &handles[i]);
             if (v == 0)
                 continue;
-            const char *suffix = ends_with(names[i], "_pair_buffer")
-                                     ? names[i] + strlen(names[i]) - strlen("_pair_buffer")
-                                     : strrchr(names[i], '_');
-            char *group = ends_with(names[i], "_served")         ? served
-                          : ends_with(names[i], "_fallbacks")    ? fell
-                          : ends_with(names[i], "_pair_buffer") ? pair
-                                                                 : hier;
-            snprintf(item, sizeof(item), " %.*s=%llu", (int)(suffix - names[i]), names[i], v);
-            strncat(group, item, sizeof(served) - strlen(group) - 1);
+            char *group = text[group_of[i]];
+            snprintf(item, sizeof(item), " %s=%llu", ops[i], v);
+            strncat(group, item, sizeof(text[0]) - strlen(group) - 1);
         }
-        if (npvars == 0)
+        if (npvars == 0) {
             printf("sharm-pvars: rank %d sharm not loaded\n", rank);
-        else
-            printf("sharm-pvars: rank %d served%s fallbacks%s hierarchical%s pair_buffer%s\n", rank,
-                   served, fell, hier, pair);
+        } else {
+            printf("sharm-pvars: rank %d", rank);
+            for (int g = 0; g < GROUPS; g++)
+                printf(" %s%s", groups[g], text[g]);
+            printf("\n");
+        }
         fflush(stdout);
         MPI_T_pvar_session_free(&session);
         MPI_T_finalize();

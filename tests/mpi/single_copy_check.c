@@ -78,13 +78,16 @@ static MPI_T_pvar_handle pvar_named(const char *want)
     return MPI_T_PVAR_HANDLE_NULL;
 }
 
-/* coll_sharm_<op>_single_copy */
-static MPI_T_pvar_handle pvar(const char *op)
+/* coll_sharm_<op>_<kind> */
+static MPI_T_pvar_handle pvar_of(const char *op, const char *kind)
 {
     char want[128];
-    snprintf(want, sizeof(want), "coll_sharm_%s_single_copy", op);
+    snprintf(want, sizeof(want), "coll_sharm_%s_%s", op, kind);
     return pvar_named(want);
 }
+
+/* coll_sharm_<op>_single_copy */
+static MPI_T_pvar_handle pvar(const char *op) { return pvar_of(op, "single_copy"); }
 
 static unsigned long long read_pvar(MPI_T_pvar_handle h)
 {
@@ -1031,9 +1034,7 @@ static void test_pair_streams(void)
  * nothing otherwise; values are checked by the caller. */
 #define PAIRED(opname, want, call)                                                                 \
     do {                                                                                           \
-        char name_[96];                                                                            \
-        snprintf(name_, sizeof(name_), "coll_sharm_%s_pair_buffer", opname);                      \
-        MPI_T_pvar_handle h_ = pvar_named(name_);                                                  \
+        MPI_T_pvar_handle h_ = pvar_of(opname, "pair_buffer");                                     \
         unsigned long long before_ = read_pvar(h_);                                                \
         call;                                                                                      \
         unsigned long long moved_ = read_pvar(h_) - before_;                                       \
