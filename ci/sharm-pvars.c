@@ -18,6 +18,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #define MAX_PVARS 256
 
@@ -99,6 +101,20 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
+/* Writes buf[0..n) to standard output, resuming after a short write. */
+static void write_all(const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDOUT_FILENO, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        n -= (size_t)w;
+    }
+}
+
 int MPI_Finalize(void)
 {
     if (npvars >= 0) {
@@ -116,15 +132,22 @@ int MPI_Finalize(void)
             snprintf(item, sizeof(item), " %s=%llu", ops[i], v);
             strncat(group, item, sizeof(text[0]) - strlen(group) - 1);
         }
+        /* The whole line goes out in one write(2): the processes' outputs
+         * meet in mpirun's, and a line written in pieces (stdio flushes a
+         * terminal's buffer when it likes) was once cut in two by another
+         * process's line, which ci/mpi4py.sh then could not count. */
+        static char line[GROUPS * sizeof(text[0]) + 256]; /* room for every group full */
+        int len;
         if (npvars == 0) {
-            printf("sharm-pvars: rank %d sharm not loaded\n", rank);
+            len = snprintf(line, sizeof(line), "sharm-pvars: rank %d sharm not loaded\n", rank);
         } else {
-            printf("sharm-pvars: rank %d", rank);
+            len = snprintf(line, sizeof(line), "sharm-pvars: rank %d", rank);
             for (int g = 0; g < GROUPS; g++)
-                printf(" %s%s", groups[g], text[g]);
-            printf("\n");
+                len += snprintf(line + len, sizeof(line) - len, " %s%s", groups[g], text[g]);
+            len += snprintf(line + len, sizeof(line) - len, "\n");
         }
-        fflush(stdout);
+        fflush(stdout); /* the program's own output first */
+        write_all(line, (size_t)len);
         MPI_T_pvar_session_free(&session);
         MPI_T_finalize();
     }
