@@ -303,7 +303,8 @@ fn a_negative_far_latency_is_reported_and_replaced() {
 }
 
 /// A pair buffer larger than sharm takes is reported and cut to 256 MiB
-/// halves, and the calls still go through it with every value right.
+/// halves, and the calls still go through it with every value right; so is
+/// one of -1.
 #[test]
 fn an_oversized_pair_buffer_is_reported_and_cut() {
     let mca = [
@@ -320,6 +321,17 @@ fn an_oversized_pair_buffer_is_reported_and_cut() {
         "reported:\n{out}"
     );
     let said = "MPI_Allgather(v): blocks exchanged through the pair buffer";
+    assert_eq!(out.matches(said).count(), 2, "still used:\n{out}");
+    // "-1", which Open MPI reads as 2^64-1, is named as typed.
+    let mca = [mca[0], mca[1], ("coll_sharm_pair_buffer_size", "-1")];
+    let out = run(2, "queues", &mca, &[], &[]);
+    assert!(
+        out.contains(
+            "coll_sharm_pair_buffer_size: -1 (read as 18446744073709551615 bytes) is more than \
+             sharm takes for a half; using 268435456 bytes"
+        ),
+        "reported:\n{out}"
+    );
     assert_eq!(out.matches(said).count(), 2, "still used:\n{out}");
 }
 

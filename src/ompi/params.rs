@@ -125,13 +125,35 @@ const MAX_PAIR_BUFFER: u64 = 256 << 20;
 /// `coll_sharm_pair_buffer_size` in bytes, at most [`MAX_PAIR_BUFFER`]
 /// (said once when cut down).
 fn pair_buffer_size(raw: u64) -> usize {
-    if raw > MAX_PAIR_BUFFER {
-        say_once(format!(
-            "coll_sharm_pair_buffer_size: {raw} bytes is more than sharm takes for a half; \
-             using {MAX_PAIR_BUFFER}"
-        ));
+    let (bytes, said) = cut_pair_buffer(raw);
+    if let Some(line) = said {
+        say_once(line);
     }
-    raw.min(MAX_PAIR_BUFFER) as usize
+    bytes
+}
+
+/// `pair_buffer_size`'s value and what it says about `raw`.
+fn cut_pair_buffer(raw: u64) -> (usize, Option<String>) {
+    let said = (raw > MAX_PAIR_BUFFER).then(|| {
+        format!(
+            "coll_sharm_pair_buffer_size: {} is more than sharm takes for a half; \
+             using {MAX_PAIR_BUFFER} bytes",
+            as_typed(raw)
+        )
+    });
+    (raw.min(MAX_PAIR_BUFFER) as usize, said)
+}
+
+/// A size parameter's value as the user most likely typed it.  Open MPI
+/// reads a size_t parameter with strtoull, which takes "-1" and answers
+/// 2^64-1: a value beyond i64::MAX is named as the negative number it
+/// came from, with what it was read as (nobody types 2^63 bytes).
+fn as_typed(raw: u64) -> String {
+    if raw > i64::MAX as u64 {
+        format!("{} (read as {raw} bytes)", raw as i64)
+    } else {
+        format!("{raw} bytes")
+    }
 }
 
 const NONTEMPORAL_MODES: Table<NontemporalMode> = &[
@@ -552,6 +574,23 @@ mod tests {
 
     fn entry(kind: &str, value: i32, name: &str) -> (i32, i32, String, i32, String) {
         (0, 0, kind.to_owned(), value, name.to_owned())
+    }
+
+    #[test]
+    fn pair_buffer_sizes_beyond_the_largest_are_cut_and_named_as_typed() {
+        assert_eq!(cut_pair_buffer(4096), (4096, None));
+        assert_eq!(cut_pair_buffer(MAX_PAIR_BUFFER).1, None);
+        let (bytes, said) = cut_pair_buffer(MAX_PAIR_BUFFER + 1);
+        assert_eq!(bytes, MAX_PAIR_BUFFER as usize);
+        assert!(said.unwrap().contains(": 268435457 bytes is more"));
+        // "-1" on the command line.
+        let (bytes, said) = cut_pair_buffer(u64::MAX);
+        assert_eq!(bytes, MAX_PAIR_BUFFER as usize);
+        let said = said.unwrap();
+        assert!(
+            said.contains(": -1 (read as 18446744073709551615 bytes) is more"),
+            "{said}"
+        );
     }
 
     #[test]
