@@ -586,9 +586,9 @@ static int sharm_register(void)
                  "pass a line in tens of ns and far ones in hundreds",
                  NULL, OPAL_INFO_LVL_5, &param_nontemporal_far_latency);
     register_size("pair_buffer_size",
-                  "On a communicator of two processes, Allgather(v) blocks of 513 bytes up to this "
+                  "On a communicator of two processes, Allgather(v) blocks of 33 bytes up to this "
                   "size, Alltoall blocks up to 256 KiB within it, and under auto the Allreduce "
-                  "vectors that take the allgather Allreduce (to 12 KiB) go through a buffer of two "
+                  "vectors of 33 bytes that take the allgather Allreduce (to 12 KiB) go through a buffer of two "
                   "halves that the two take in turns: each writes its block into the half it read "
                   "the last time, lines already in its own cache, and reads the other's. Larger "
                   "blocks, and blocks that go by single copy (coll_sharm_single_copy, or what its "

@@ -520,7 +520,7 @@ fn lane_lines(out: &str, op: &str, np: usize, alg: &str) -> (usize, usize) {
 /// them: not with a tree or an algorithm forced, a rule for their small
 /// calls, or a hierarchy; larger ones take the ordinary path.  rules_check
 /// runs each size on two communicators, so each count below is sizes x 2
-/// x np.  On two processes the lane runs a Reduce of 513 bytes or more
+/// x np.  On two processes the lane runs a Reduce of 33 bytes or more
 /// through the pair buffer instead of its tree (`coll::pair::reduce_exchange`),
 /// and says so.  Allreduce is its first call on each communicator, which sets up
 /// the channel and so takes the ordinary path (2 x np lines off the lane);

@@ -601,10 +601,15 @@ fn two_processes_exchange_through_the_pair_buffer() {
 /// that went through the pair buffer: on two processes once for a Bcast,
 /// Gather and Scatter of 100,000-byte blocks (its ring), an Allgather(v),
 /// Alltoall(v), Allreduce and Reduce of 4 KiB (its halves, the last three
-/// from the express lane) and a Reduce of 320,000 bytes (the ring), never
-/// for an 8-byte Bcast (the queues); with `coll_sharm_pair_buffer_size` 0
-/// never (`test_pair_counters` checks each counter around its call, and
-/// every value).
+/// from the express lane), of 512 B and of 36 B (the halves from
+/// `coll::pair::MIN_BYTES`, all from the lane but the Alltoallv), and a
+/// Reduce of 320,000 bytes (the ring); never for an 8-byte Bcast or for
+/// those exchanges and reductions at 32 B (the queues).  The Allgather and
+/// Alltoall are also run with rank 0 sending through a strided vector
+/// (`pair_mixed_layouts`), which the short paths would not take: both
+/// processes must still take the pair buffer from 36 B, or neither.  With
+/// `coll_sharm_pair_buffer_size` 0 never (`test_pair_counters` checks each
+/// counter around its call, and every value).
 #[test]
 fn pair_buffer_counters_follow_the_route() {
     let none = ("coll_sharm_single_copy", "none");

@@ -65,21 +65,8 @@ fn gather_bcast(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide, whole: i
 fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
     let (me, p) = (sh.me, sh.p);
     let mine = own.unwrap_or_else(|| all.block(me));
-    // Two processes: blocks that fit the pair buffer go through it
-    // (`coll::pair`).  Decided before the short path, from the receive
-    // side's sizes, which both processes know: the short path also looks
-    // at our own send layout, which the other does not know, so that both
-    // take the pair buffer or neither.
-    let theirs = all.block((me + 1) % p);
-    let single = |bytes| sh.single_copy_exchange(bytes);
-    if p == 2 && pair::takes(sh, all.block(me).bytes(), theirs.bytes(), single) {
-        return pair::exchange(
-            sh,
-            ("MPI_Allgather(v)", &PAIR_SAID),
-            (&mut mine.source(), mine.bytes()),
-            (&mut theirs.sink(), theirs.bytes()),
-            SelfCopy::new(own, all.block(me)),
-        );
+    if let Some(done) = through_pair(sh, own, all) {
+        return done;
     }
     if let Some(done) = small(sh, own, all) {
         return done;
@@ -106,6 +93,32 @@ fn linear(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> bool {
 /// through the pair buffer (`coll::pair`).
 static PAIR_SAID: SayOnce = SayOnce::new();
 
+/// On two processes, the exchange of blocks that fit the pair buffer
+/// (`coll::pair`); None where it does not take them.  Asked first on every
+/// path (`linear`, and `small` from the express lane), from the receive
+/// side's sizes, which both processes know: the short path also looks at
+/// our own send layout, which the other does not know, so that both take
+/// the pair buffer or neither.
+fn through_pair(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
+    let (me, p) = (sh.me, sh.p);
+    if p != 2 {
+        return None;
+    }
+    let (mine, theirs) = (all.block(me), all.block(1 - me));
+    let single = |bytes| sh.single_copy_exchange(bytes);
+    if !pair::takes(sh, mine.bytes(), theirs.bytes(), single) {
+        return None;
+    }
+    let sent = own.unwrap_or(mine);
+    Some(pair::exchange(
+        sh,
+        ("MPI_Allgather(v)", &PAIR_SAID),
+        (&mut sent.source(), sent.bytes()),
+        (&mut theirs.sink(), theirs.bytes()),
+        SelfCopy::new(own, mine),
+    ))
+}
+
 /// Whether this process said (at verbose 100) that an own block went in
 /// the pass of its fills; once per process is enough for the tests.
 static OWN_COPY_IN_FILLS_SAID: SayOnce = SayOnce::new();
@@ -115,17 +128,27 @@ static OWN_COPY_IN_FILLS_SAID: SayOnce = SayOnce::new();
 /// the tests.
 static SMALL_SAID: SayOnce = SayOnce::new();
 
+/// The express lane's Allgather(v) (`dispatch::express`), which has chosen
+/// `linear`: the pair buffer where it takes the blocks, else `small`; None
+/// (and nothing done) where neither does.
+pub(crate) fn express(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
+    if let Some(done) = through_pair(sh, own, all) {
+        return Some(done);
+    }
+    small(sh, own, all)
+}
+
 /// `linear` for blocks that all travel with their slot headers
 /// (`coll::small`): our block published once, our own copy, then each
 /// peer's block copied out in rotation.  None (and nothing done) when a
-/// block does not fit.  The caller chose `linear` (the express lane, or
-/// `allgather`).
+/// block does not fit.  The caller chose `linear` (`express`, or
+/// `allgather`) and found that the pair buffer does not take the blocks.
 ///
 /// The queue sees exactly what `linear` does for such blocks (one fragment
 /// each at `cut.pos(op, 0)`, ours published before any is read).  In the
 /// benchmark's method (a barrier before every call) Allgather 8 B went 0.33
 /// -> 0.24 us with it, tuned 0.26 beside (np=2, 2026-11-26).
-pub(crate) fn small(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
+fn small(sh: &mut Shared, own: Option<TypedBuf>, all: &RootSide) -> Option<bool> {
     let (me, p) = (sh.me, sh.p);
     let mine = all.block(me);
     let sent = own.unwrap_or(mine);

@@ -117,28 +117,12 @@ pub fn alltoall(sh: &mut Shared, send: Option<&RootSide>, recv: &RootSide, unifo
         Coll::Alltoallv
     };
     let block_bytes = recv.block(sh.me).bytes();
-    // Two processes: blocks that fit the pair buffer go through it
-    // (`coll::pair`), whichever of the two exchanges is chosen.  Decided
-    // before the short paths, from sizes both processes know (ours out is
-    // the other's in), so that both take it or neither: the short paths
-    // also look at our own send layout, which the other does not know.
-    if let (2, Some(side)) = (p, send) {
-        let (me, peer) = (sh.me, 1 - sh.me);
-        let (out, inc) = (side.block(peer), recv.block(peer));
-        let single = |bytes| by_single_copy(sh, bytes);
-        if out.bytes().max(inc.bytes()) <= PAIR_MAX_BYTES
-            && pair::takes(sh, out.bytes(), inc.bytes(), single)
-        {
-            let alg = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
-            ran_exchange(sh, called, takes_linear(sh, alg, uniform, block_bytes));
-            return pair::exchange(
-                sh,
-                ("MPI_Alltoall(v)", &PAIR_SAID),
-                (&mut out.source(), out.bytes()),
-                (&mut inc.sink(), inc.bytes()),
-                SelfCopy::new(Some(side.block(me)), recv.block(me)),
-            );
-        }
+    // Two processes: blocks that fit the pair buffer go through it,
+    // whichever of the two exchanges is chosen.
+    if let Some(side) = send.filter(|side| takes_pair(sh, side, recv)) {
+        let alg = sh.choose(Coll::Alltoall, uniform.then_some(block_bytes));
+        ran_exchange(sh, called, takes_linear(sh, alg, uniform, block_bytes));
+        return through_pair(sh, side, recv);
     }
     // Blocks that travel with their headers go before anything else is set
     // up (`small`); the algorithm is chosen first, as for any call.
@@ -360,14 +344,45 @@ fn small_pairwise(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<b
 }
 
 /// The express lane's Alltoall (`dispatch::express`, which settled that
-/// `auto` or `linear` decides and no rule speaks): `small` where
-/// `alltoall` would run it.  None (and nothing done) otherwise.
+/// `auto` or `linear` decides and no rule speaks): the pair buffer or
+/// `small` where `alltoall` would run them.  None (and nothing done)
+/// otherwise.
 pub(crate) fn express(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> Option<bool> {
     let block_bytes = recv.block(sh.me).bytes();
     if !takes_linear(sh, Algorithm::Auto, true, block_bytes) {
         return None;
     }
+    if takes_pair(sh, send, recv) {
+        return Some(through_pair(sh, send, recv));
+    }
     small(sh, send, recv)
+}
+
+/// Whether the blocks of an Alltoall(v) on two processes go through the
+/// pair buffer (`coll::pair`).  Asked first on every path (`alltoall`, and
+/// `express` from the lane), from sizes both processes know (ours out is
+/// the other's in), so that both take it or neither: the short paths also
+/// look at our own send layout, which the other does not know.
+fn takes_pair(sh: &Shared, send: &RootSide, recv: &RootSide) -> bool {
+    if sh.p != 2 {
+        return false;
+    }
+    let peer = 1 - sh.me;
+    let (out, inc) = (send.block(peer).bytes(), recv.block(peer).bytes());
+    out.max(inc) <= PAIR_MAX_BYTES && pair::takes(sh, out, inc, |bytes| by_single_copy(sh, bytes))
+}
+
+/// The exchange `takes_pair` found the pair buffer takes.
+fn through_pair(sh: &mut Shared, send: &RootSide, recv: &RootSide) -> bool {
+    let (me, peer) = (sh.me, 1 - sh.me);
+    let (out, inc) = (send.block(peer), recv.block(peer));
+    pair::exchange(
+        sh,
+        ("MPI_Alltoall(v)", &PAIR_SAID),
+        (&mut out.source(), out.bytes()),
+        (&mut inc.sink(), inc.bytes()),
+        SelfCopy::new(Some(send.block(me)), recv.block(me)),
+    )
 }
 
 /// The pairwise rounds.  Within a round the reads trail the writes by as

@@ -1,9 +1,9 @@
 //! Exchanges of two processes through the pair buffer (`shm::pair`): on a
-//! channel of two, Allgather(v) blocks of 513 bytes to one half, Alltoall
-//! blocks of 513 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`), the
-//! `allgather` Allreduce of dense vectors of 513 bytes to 12 KiB,
+//! channel of two, Allgather(v) blocks of 33 bytes (`MIN_BYTES`) to one
+//! half, Alltoall blocks of 33 bytes to 256 KiB (`alltoall::PAIR_MAX_BYTES`),
+//! the `allgather` Allreduce of dense vectors of 33 bytes to 12 KiB,
 //! reduce-scatter + allgather of dense vectors from 12 KiB whose halves fit
-//! one half, the Reduce of dense vectors of 513 bytes to 256 KiB
+//! one half, the Reduce of dense vectors of 33 bytes to 256 KiB
 //! (`reduce_exchange`), and Bcasts, Gather(v) and Scatter(v) blocks of 64 KiB to 8 MiB
 //! and dense Reduces of 256 KiB to 8 MiB as one stream through its ring.
 //! In an exchange each process fills its half straight from its send
@@ -29,7 +29,7 @@ use crate::ompi::payload::{Payload, RootSide, SelfCopy, TypedBuf};
 use crate::shm::channel::{land, Shared};
 use crate::shm::layout::CACHE_LINE;
 use crate::shm::pair::{Pair, ROTATING_BELOW_BYTES};
-use crate::shm::queue::PREFETCH_MAX_BYTES;
+use crate::shm::queue::INLINE_BYTES;
 use crate::shm::wait::Waiter;
 use tracing::trace;
 
@@ -37,22 +37,42 @@ use tracing::trace;
 /// `inc` bytes (the other's to us) goes through the pair buffer, the
 /// two-copy route on two processes:
 /// * both fit a half;
-/// * one is larger than `PREFETCH_MAX_BYTES`: smaller blocks keep the short
-///   paths of `coll::small`, which decide partly from a process's own send
-///   layout (unknown to the other) and meet the queue paths, not this one;
+/// * one is larger than [`MIN_BYTES`];
 /// * `single(bytes)` (forced single copy, or its size class's trials) says
 ///   that neither goes by single copy; the trials thus weigh the pair
 ///   buffer where they weighed the queues.
 ///
-/// Both processes know both sizes, so they decide alike.
+/// Both processes know both sizes, so they decide alike.  Every path that
+/// may serve such a call asks this before anything else: the short paths
+/// of `coll::small` (the express lane's, and the ordinary path's) also
+/// decide from a process's own send layout, which the other does not know,
+/// and meet the queue paths, not this one.
 pub(crate) fn takes(sh: &Shared, out: usize, inc: usize, single: impl Fn(usize) -> bool) -> bool {
     sh.pair
         .as_ref()
         .is_some_and(|pair| out.max(inc) <= pair.half())
-        && out.max(inc) > PREFETCH_MAX_BYTES
+        && out.max(inc) >= MIN_BYTES
         && !single(out)
         && !single(inc)
 }
+
+/// The smallest block (or reduced vector) the pair buffer takes: one more
+/// than the queues carry in a slot header's own line ([`INLINE_BYTES`]).
+/// A fragment that small reaches its reader in one line transfer, where a
+/// turn of the pair buffer takes two: the half's data line and its turn
+/// line.  Beyond it the queues move the header and the data lines (which
+/// the reader prefetches while it waits) and then hand the slot back, and
+/// the turns win.
+///
+/// np=2, paired in one launch (`bench/paired_ab.c`, fresh data, 40 blocks
+/// of 100 calls, 3 launches, the Xeon VM, 2026-12-01 evening; the pair
+/// buffer's time over the queues'): Allreduce 48 / 64 / 128 / 256 / 512 B
+/// 0.79-0.94 / 0.85-0.94 / 0.77-0.96 / 0.75-0.88 / 0.54-0.67; Reduce 64 /
+/// 256 / 512 B 0.86-1.02 / 0.91-0.99 / 0.73-0.84; Alltoall 48-256 B
+/// 0.75-1.00 and 512 B 0.61-0.67; Allgather 48-256 B 0.87-1.05 and 512 B
+/// 0.63-0.76.  At 16 and 32 B the Reduce took 1.07-1.23x the queues' time
+/// and the Allreduce 0.92-1.13x.
+pub(crate) const MIN_BYTES: usize = INLINE_BYTES + 1;
 
 /// Sends `out_bytes` of `src` to the other process and receives its
 /// `in_bytes` into `sink`, running `own_copy` while the other fills; the
@@ -190,7 +210,7 @@ fn slice(r: usize, count: usize, size: usize) -> (usize, usize, usize) {
 
 /// Whether the reduce-scatter + allgather Allreduce of `red` goes through
 /// the pair buffer: a dense vector whose larger slice (process 1's) fits
-/// a half and is larger than `PREFETCH_MAX_BYTES` (the caller has ruled out
+/// a half and holds at least `MIN_BYTES` (the caller has ruled out
 /// single copy).  Every process knows the size and the layout, so both
 /// decide alike.
 pub(crate) fn takes_reduce_scatter_allgather(sh: &Shared, red: &Reduction) -> bool {
@@ -323,7 +343,7 @@ fn reduced_at(red: &Reduction, writer: usize, len: usize) -> usize {
 }
 
 /// How a Reduce of `red` goes through the pair buffer's turns, if it does:
-/// a dense vector of more than `PREFETCH_MAX_BYTES` and less than the
+/// a dense vector of at least `MIN_BYTES` and less than the
 /// ring's `REDUCE_STREAM_MIN_BYTES` (from there `takes_reduce`), as `Slices` from
 /// `REDUCE_SLICES_MIN_BYTES` where a half holds the larger slice and, past
 /// it, the reduced slice (`reduced_at`), else as `Whole` where a half
@@ -334,7 +354,7 @@ pub(crate) fn reduce_route(sh: &Shared, red: &Reduction) -> Option<ReduceRoute> 
     let layout = &red.layout;
     let bytes = layout.span(layout.count);
     let half = sh.pair.as_ref()?.half();
-    if !layout.dense() || bytes <= PREFETCH_MAX_BYTES || bytes >= REDUCE_STREAM_MIN_BYTES {
+    if !layout.dense() || !(MIN_BYTES..REDUCE_STREAM_MIN_BYTES).contains(&bytes) {
         return None;
     }
     let (_, _, larger) = slice(1, layout.count, layout.size);

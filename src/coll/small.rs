@@ -6,7 +6,9 @@
 //! around them (payloads, cuts per step, stream lists, the call's landing,
 //! single-copy offers).  A process whose datatypes send it down the general
 //! path still meets the others: the queue sees the same fragments at the
-//! same positions.
+//! same positions.  On two processes the pair buffer takes the Allgathers'
+//! and Alltoalls' blocks from `coll::pair::MIN_BYTES` (33 bytes) first,
+//! decided from sizes alone on every path, so only smaller ones come here.
 //!
 //! Why: at 8 bytes the machinery was most of the call.  np=2,
 //! `bench/paired_ab.c` (fresh data, 5 launches, 2026-11-26), this path over

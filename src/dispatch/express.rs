@@ -9,7 +9,9 @@
 //! Reduce_scatter (and a Reduce_scatter whose blocks take no more
 //! together), and a Gather, Scatter, Allgather or Alltoall, or a Gatherv,
 //! Scatterv or Allgatherv, whose blocks travel with their slot headers
-//! (`coll::small`: up to 512 bytes each) straight to that path, and every
+//! (`coll::small`: up to 512 bytes each; on two processes an Allgather's
+//! and an Alltoall's from 33 bytes go through the pair buffer instead,
+//! `coll::pair::MIN_BYTES`) straight to that path, and every
 //! Alltoallv straight to `alltoall::alltoall`, without
 //! decoding the call into `Args`, routing it, or choosing its algorithm,
 //! because all of that was decided once for the communicator
@@ -40,7 +42,7 @@
 //! same fragments to the same positions with the same calls
 //! (`bcast::one_fragment`, `reduce::tree`, `allreduce::allgather_allreduce`,
 //! `scan::linear_scan`, `reduce_scatter::reduce_scatter`,
-//! `gather::small_gather`, `gather::small_scatter`, `allgather::small`,
+//! `gather::small_gather`, `gather::small_scatter`, `allgather::express`,
 //! `alltoall::express` and `alltoall::alltoall`, after `Shared::untuned`),
 //! so a process on each meets the other.
 //! Everything else that could send the call elsewhere is agreed and
@@ -786,7 +788,7 @@ unsafe fn movement_call(
             };
             gather::small_scatter(sh, own, &side(all), root)
         }
-        Coll::Allgather => allgather::small(sh, send, &side(recv?)),
+        Coll::Allgather => allgather::express(sh, send, &side(recv?)),
         _ => alltoall::express(sh, &side(send?), &side(recv?)),
     }?;
     stats::served(coll);
@@ -896,7 +898,7 @@ unsafe fn v_movement_call(
             if !(0..p).all(within) {
                 return None;
             }
-            allgather::small(sh, send, &all)
+            allgather::express(sh, send, &all)
         }
     }?;
     stats::served(called);

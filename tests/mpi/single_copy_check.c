@@ -1043,6 +1043,93 @@ static void test_pair_streams(void)
         MPI_T_pvar_handle_free(session, &h_);                                                      \
     } while (0)
 
+/* test_pair_counters' exchanges of `small` ints a block (Allgather(v),
+ * Alltoall(v)) or a vector (Allreduce, Reduce to rank 1), each checked to
+ * count once when `paired`, and not at all otherwise, and every value. */
+static void pair_counter_exchanges(int small, int paired, int *a, int *b)
+{
+    int counts[2] = {small, small}, displs[2] = {0, small};
+    int root = 1, other = 1 - rank;
+
+    for (int i = 0; i < small; i++)
+        a[i] = val(20 + rank, i);
+    PAIRED("allgather", paired, MPI_Allgather(a, small, MPI_INT, b, small, MPI_INT, MPI_COMM_WORLD));
+    PAIRED("allgatherv", paired,
+           MPI_Allgatherv(a, small, MPI_INT, b + 2 * small, counts, displs, MPI_INT,
+                          MPI_COMM_WORLD));
+    for (int i = 0; i < 2 * small; i++)
+        if (b[i] != val(20 + i / small, i % small) || b[2 * small + i] != b[i]) {
+            CHECK(0, "pair counters: Allgather(v) of %d [%d] = %d / %d", small, i, b[i],
+                  b[2 * small + i]);
+            break;
+        }
+
+    for (int i = 0; i < 2 * small; i++)
+        a[i] = val(30 + rank, i);
+    PAIRED("alltoall", paired, MPI_Alltoall(a, small, MPI_INT, b, small, MPI_INT, MPI_COMM_WORLD));
+    PAIRED("alltoallv", paired,
+           MPI_Alltoallv(a, counts, displs, MPI_INT, b + 2 * small, counts, displs, MPI_INT,
+                         MPI_COMM_WORLD));
+    for (int i = 0; i < small; i++) {
+        int want_own = val(30 + rank, rank * small + i), want_other = val(30 + other, rank * small + i);
+        int *got = b + rank * small, *got_other = b + other * small;
+        if (got[i] != want_own || got_other[i] != want_other || b[2 * small + i] != b[i] ||
+            b[3 * small + i] != b[small + i]) {
+            CHECK(0, "pair counters: Alltoall(v) of %d [%d] = %d / %d", small, i, got[i],
+                  got_other[i]);
+            break;
+        }
+    }
+
+    for (int i = 0; i < small; i++)
+        a[i] = val(rank, i) % 1000;
+    PAIRED("allreduce", paired, MPI_Allreduce(a, b, small, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    PAIRED("reduce", paired, MPI_Reduce(a, b + small, small, MPI_INT, MPI_SUM, root,
+                                        MPI_COMM_WORLD));
+    for (int i = 0; i < small; i++)
+        if (b[i] != val(0, i) % 1000 + val(1, i) % 1000 ||
+            (rank == root && b[small + i] != b[i])) {
+            CHECK(0, "pair counters: Allreduce / Reduce of %d [%d] = %d", small, i, b[i]);
+            break;
+        }
+}
+
+/* An Allgather and an Alltoall of `n` ints a block in which rank 0 sends
+ * through a strided vector, rank 1 contiguous ints (one type signature):
+ * the short paths of coll::small look at a process's own send layout, so
+ * that the two processes would go different ways if the pair buffer's
+ * decision did too.  Counted once when `paired`, every value checked. */
+static void pair_mixed_layouts(int n, int paired, int *a, int *b)
+{
+    MPI_Datatype strided;
+    MPI_Type_vector(n, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    /* Where element i of block k of our send buffer is. */
+    const int stride = rank == 0 ? 2 : 1, extent = rank == 0 ? 2 * n - 1 : n;
+    MPI_Datatype stype = rank == 0 ? strided : MPI_INT;
+    const int scount = rank == 0 ? 1 : n;
+
+    for (int i = 0; i < n; i++)
+        a[i * stride] = val(40 + rank, i);
+    PAIRED("allgather", paired, MPI_Allgather(a, scount, stype, b, n, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < 2 * n; i++)
+        if (b[i] != val(40 + i / n, i % n)) {
+            CHECK(0, "pair counters: mixed-layout Allgather of %d [%d] = %d", n, i, b[i]);
+            break;
+        }
+
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < n; i++)
+            a[k * extent + i * stride] = val(50 + 2 * rank + k, i);
+    PAIRED("alltoall", paired, MPI_Alltoall(a, scount, stype, b, n, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < 2 * n; i++)
+        if (b[i] != val(50 + 2 * (i / n) + rank, i % n)) {
+            CHECK(0, "pair counters: mixed-layout Alltoall of %d [%d] = %d", n, i, b[i]);
+            break;
+        }
+    MPI_Type_free(&strided);
+}
+
 /* "pair_counters=0|1": one call of each operation that the pair buffer
  * serves on two processes at a size it takes (1: it is there, so each
  * counts once in every process; 0: no pair buffer, none counts), and an
@@ -1054,8 +1141,7 @@ static void test_pair_counters(int paired)
     const int small = 1024; /* 4 KiB blocks and vectors: the halves */
     const int reduced = 80000; /* 320,000-byte vectors: the Reduce's ring */
     int *a = malloc(sizeof(int) * 2 * reduced), *b = malloc(sizeof(int) * 2 * reduced);
-    int counts[2] = {small, small}, displs[2] = {0, small};
-    int root = 1, other = 1 - rank;
+    int root = 1;
 
     for (int i = 0; i < big; i++)
         a[i] = val(7, i);
@@ -1086,45 +1172,16 @@ static void test_pair_counters(int paired)
             break;
         }
 
-    for (int i = 0; i < small; i++)
-        a[i] = val(20 + rank, i);
-    PAIRED("allgather", paired, MPI_Allgather(a, small, MPI_INT, b, small, MPI_INT, MPI_COMM_WORLD));
-    PAIRED("allgatherv", paired,
-           MPI_Allgatherv(a, small, MPI_INT, b + 2 * small, counts, displs, MPI_INT,
-                          MPI_COMM_WORLD));
-    for (int i = 0; i < 2 * small; i++)
-        if (b[i] != val(20 + i / small, i % small) || b[2 * small + i] != b[i]) {
-            CHECK(0, "pair counters: Allgather(v) [%d] = %d / %d", i, b[i], b[2 * small + i]);
-            break;
-        }
-
-    for (int i = 0; i < 2 * small; i++)
-        a[i] = val(30 + rank, i);
-    PAIRED("alltoall", paired, MPI_Alltoall(a, small, MPI_INT, b, small, MPI_INT, MPI_COMM_WORLD));
-    PAIRED("alltoallv", paired,
-           MPI_Alltoallv(a, counts, displs, MPI_INT, b + 2 * small, counts, displs, MPI_INT,
-                         MPI_COMM_WORLD));
-    for (int i = 0; i < small; i++) {
-        int want_own = val(30 + rank, rank * small + i), want_other = val(30 + other, rank * small + i);
-        int *got = b + rank * small, *got_other = b + other * small;
-        if (got[i] != want_own || got_other[i] != want_other || b[2 * small + i] != b[i] ||
-            b[3 * small + i] != b[small + i]) {
-            CHECK(0, "pair counters: Alltoall(v) [%d] = %d / %d", i, got[i], got_other[i]);
-            break;
-        }
+    /* The halves: 4 KiB, 512 B and 36 B, the least they take
+     * (coll::pair::MIN_BYTES); 32 B fit a queue slot's header line, and
+     * stay on the queues. */
+    const int exchanged[][2] = {{small, paired}, {128, paired}, {9, paired}, {8, 0}};
+    for (int k = 0; k < 4; k++) {
+        pair_counter_exchanges(exchanged[k][0], exchanged[k][1], a, b);
+        pair_mixed_layouts(exchanged[k][0], exchanged[k][1], a, b);
     }
-
     for (int i = 0; i < reduced; i++)
         a[i] = val(rank, i) % 1000;
-    PAIRED("allreduce", paired, MPI_Allreduce(a, b, small, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    PAIRED("reduce", paired, MPI_Reduce(a, b + small, small, MPI_INT, MPI_SUM, root,
-                                        MPI_COMM_WORLD));
-    for (int i = 0; i < small; i++)
-        if (b[i] != val(0, i) % 1000 + val(1, i) % 1000 ||
-            (rank == root && b[small + i] != b[i])) {
-            CHECK(0, "pair counters: Allreduce / Reduce [%d] = %d", i, b[i]);
-            break;
-        }
     PAIRED("reduce", paired, MPI_Reduce(a, b, reduced, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
     if (rank == root)
         for (int i = 0; i < reduced; i++)
