@@ -95,7 +95,7 @@ static PAIR_SAID: SayOnce = SayOnce::new();
 
 /// On two processes, the exchange of blocks that fit the pair buffer
 /// (`coll::pair`); None where it does not take them.  Asked first on every
-/// path (`linear`, and `small` from the express lane), from the receive
+/// path (`linear`, and `express` from the lane), from the receive
 /// side's sizes, which both processes know: the short path also looks at
 /// our own send layout, which the other does not know, so that both take
 /// the pair buffer or neither.

@@ -37,7 +37,7 @@ use tracing::trace;
 /// `inc` bytes (the other's to us) goes through the pair buffer, the
 /// two-copy route on two processes:
 /// * both fit a half;
-/// * one is larger than [`MIN_BYTES`];
+/// * the larger holds at least [`MIN_BYTES`];
 /// * `single(bytes)` (forced single copy, or its size class's trials) says
 ///   that neither goes by single copy; the trials thus weigh the pair
 ///   buffer where they weighed the queues.
