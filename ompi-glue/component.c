@@ -424,7 +424,8 @@ static void register_counters(void)
      * that went through a two-process communicator's pair buffer. */
     register_per_collective("pair_buffer",
                             "Number of MPI_%s calls in which this process moved data through the "
-                            "pair buffer of a two-process communicator (coll_sharm_pair_buffer_size)",
+                            "pair buffer of a two-process communicator or hierarchy group "
+                            "(coll_sharm_pair_buffer_size)",
                             4 * SHARM_COLL_COUNT + 7, 1);
 }
 

@@ -623,6 +623,22 @@ fn pair_buffer_counters_follow_the_route() {
     );
 }
 
+/// Calls served through the hierarchy count too: with
+/// `coll_sharm_hierarchy on`, two processes form one group in shared
+/// memory, whose pair buffer carries a Bcast of 100,000 bytes and a Reduce
+/// of 320,000 down its ring (`test_pair_hier` checks each counter, the
+/// `_hierarchical` ones too, and every value).  Without
+/// `dispatch::hierarchical::count_pair` the pair-buffer counters stayed at
+/// 0 there.
+#[test]
+fn hierarchical_calls_through_a_groups_pair_buffer_are_counted() {
+    let mca = [
+        ("coll_sharm_single_copy", "none"),
+        ("coll_sharm_hierarchy", "on"),
+    ];
+    run(2, "queues", &mca, &[], &["pair_hier"]);
+}
+
 /// On two processes a Bcast from 256 KiB streams through the pair buffer's
 /// ring, and its root returns before the other has read it: an Allgather
 /// through the pair buffer right after it, and the next Bcast, must not

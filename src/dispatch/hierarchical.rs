@@ -5,7 +5,7 @@
 //! The routing decision (`state`) has already checked the size limit, the
 //! element size against the groups' fragments, and the operation.
 
-use crate::hier::chain::{self, Chain, Operands};
+use crate::hier::chain::{self, Chain, Operands, Transport};
 use crate::hier::collect;
 use crate::hier::network;
 use crate::hier::plan::HierPlan;
@@ -16,9 +16,34 @@ use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{AllgatherRemap, GroupAlgorithm, HierAllgather};
 use crate::ompi::payload::{Payload, TypedBuf};
+use crate::ompi::stats;
 
-/// Runs `args`; false when a transfer failed.
+/// Runs `args`; false when a transfer failed.  Counts the call if it moved
+/// data through a pair buffer (`count_pair`).
 pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
+    let ok = run_call(plan, comm, args);
+    count_pair(plan, args.coll());
+    ok
+}
+
+/// Counts a served call of `coll` that moved data through the pair buffer
+/// of one of this process's groups (MPI_T `coll_sharm_<op>_pair_buffer`),
+/// as `flat::count_pair` does for the flat path: a group of two processes
+/// in shared memory has one, and its collectives take it as the flat ones
+/// do.  Every group's buffer is asked, so that each forgets this call.
+fn count_pair(plan: &mut HierPlan, coll: Coll) {
+    let mut used = false;
+    for group in &mut plan.chain {
+        if let Transport::SharedReady(sh) = &mut group.transport {
+            used |= sh.pair.as_mut().is_some_and(|pair| pair.take_used());
+        }
+    }
+    if used {
+        stats::pair_buffer(coll);
+    }
+}
+
+fn run_call(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     match args {
         Args::Barrier => {
             let alg = plan.params.bcast;

@@ -130,7 +130,8 @@ pub fn single_copy(c: Coll) {
 }
 
 /// A served call in which this process moved data through the pair buffer
-/// of a two-process communicator.
+/// of a two-process communicator, or of a two-process group of its
+/// hierarchy.
 pub fn pair_buffer(c: Coll) {
     bump((KINDS + 1) * COLLS + TRAFFIC + c as usize, 1);
 }

@@ -1193,6 +1193,50 @@ static void test_pair_counters(int paired)
     free(b);
 }
 
+/* "pair_hier": on two processes with coll_sharm_hierarchy on, a Bcast of
+ * 100,000 bytes and a Reduce of 320,000 (sums of ints) go through the
+ * hierarchy, whose group of the two streams them through its own pair
+ * buffer's ring: each must count once as hierarchical and once as through
+ * a pair buffer; an 8-byte Bcast (the group's queues) as hierarchical
+ * only.  Every value is checked. */
+static void test_pair_hier(void)
+{
+    const int n = 25000, reduced = 80000, root = 1;
+    int *a = malloc(sizeof(int) * reduced), *b = malloc(sizeof(int) * reduced);
+    MPI_T_pvar_handle hb = pvar_of("bcast", "hierarchical"), hr = pvar_of("reduce", "hierarchical");
+    unsigned long long before;
+
+    for (int i = 0; i < n; i++)
+        a[i] = rank == root ? val(3, i) : -1;
+    before = read_pvar(hb);
+    PAIRED("bcast", 1, MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD));
+    CHECK(read_pvar(hb) - before == 1, "pair_hier: the Bcast of %d ints was not hierarchical", n);
+    for (int i = 0; i < n; i++)
+        if (a[i] != val(3, i)) {
+            CHECK(0, "pair_hier: Bcast [%d] = %d", i, a[i]);
+            break;
+        }
+    before = read_pvar(hb);
+    PAIRED("bcast", 0, MPI_Bcast(a, 2, MPI_INT, root, MPI_COMM_WORLD));
+    CHECK(read_pvar(hb) - before == 1, "pair_hier: the Bcast of 2 ints was not hierarchical");
+
+    for (int i = 0; i < reduced; i++)
+        a[i] = val(rank, i) % 1000;
+    before = read_pvar(hr);
+    PAIRED("reduce", 1, MPI_Reduce(a, b, reduced, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
+    CHECK(read_pvar(hr) - before == 1, "pair_hier: the Reduce was not hierarchical");
+    if (rank == root)
+        for (int i = 0; i < reduced; i++)
+            if (b[i] != val(0, i) % 1000 + val(1, i) % 1000) {
+                CHECK(0, "pair_hier: Reduce [%d] = %d", i, b[i]);
+                break;
+            }
+    MPI_T_pvar_handle_free(session, &hb);
+    MPI_T_pvar_handle_free(session, &hr);
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     stderr_to_file();
@@ -1262,6 +1306,10 @@ int main(int argc, char **argv)
     }
     if (argc > 2 && strncmp(argv[2], "pair_counters=", 14) == 0) {
         test_pair_counters(atoi(argv[2] + 14));
+        goto done;
+    }
+    if (argc > 2 && strcmp(argv[2], "pair_hier") == 0) {
+        test_pair_hier();
         goto done;
     }
     if (argc > 2 && strcmp(argv[2], "pair_streams") == 0) {
