@@ -589,9 +589,10 @@ static int sharm_register(void)
     register_size("pair_buffer_size",
                   "On a communicator of two processes, Allgather(v) blocks of 33 bytes up to this "
                   "size, Alltoall blocks up to 256 KiB within it, and under auto the Allreduce "
-                  "vectors of 33 bytes that take the allgather Allreduce (to 12 KiB) go through a buffer of two "
-                  "halves that the two take in turns: each writes its block into the half it read "
-                  "the last time, lines already in its own cache, and reads the other's. Larger "
+                  "vectors of 33 bytes that take the allgather Allreduce (to 12 KiB) go through "
+                  "a buffer of two halves that the two take in turns: each writes its block into "
+                  "the half it read the last time, lines already in its own cache, and reads the "
+                  "other's. Larger "
                   "blocks, and blocks that go by single copy (coll_sharm_single_copy, or what its "
                   "trials chose), take the queues or single copy. Each of the halves has this size "
                   "(rounded up to pages); 0: no pair buffer",

@@ -30,7 +30,7 @@ pub fn run(sh: &mut Shared, args: &Args) -> bool {
 /// exchange or a stream ran since the last call's count.  Every path that
 /// serves a call ends with it (this one and the express lane's).
 pub(super) fn count_pair(sh: &mut Shared, coll: Coll) {
-    if sh.pair.as_mut().is_some_and(|pair| pair.take_used()) {
+    if sh.took_pair() {
         stats::pair_buffer(coll);
     }
 }

@@ -35,7 +35,7 @@ fn count_pair(plan: &mut HierPlan, coll: Coll) {
     let mut used = false;
     for group in &mut plan.chain {
         if let Transport::SharedReady(sh) = &mut group.transport {
-            used |= sh.pair.as_mut().is_some_and(|pair| pair.take_used());
+            used |= sh.took_pair();
         }
     }
     if used {

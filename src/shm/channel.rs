@@ -341,6 +341,13 @@ impl Shared {
         }
     }
 
+    /// Whether the pair buffer (if any) moved data since the last time
+    /// this was asked: the call that ends now counts for MPI_T
+    /// `coll_sharm_<op>_pair_buffer` (`Pair::take_used`).
+    pub fn took_pair(&mut self) -> bool {
+        self.pair.as_mut().is_some_and(|pair| pair.take_used())
+    }
+
     /// Number of the next collective phase; identical on every process.
     pub fn next_op(&mut self) -> u64 {
         self.streaming_call = false;
