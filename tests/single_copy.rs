@@ -639,6 +639,33 @@ fn hierarchical_calls_through_a_groups_pair_buffer_are_counted() {
     run(2, "queues", &mca, &[], &["pair_hier"]);
 }
 
+/// With `coll_sharm_hierarchy on`, calls served through the hierarchy whose
+/// groups' streams went by CMA count in `coll_sharm_<op>_single_copy`, as
+/// the flat path's do: a Bcast, a Reduce and an Allreduce of 1 MiB each count
+/// once as hierarchical and once as single copy, an 8-byte Bcast only as
+/// hierarchical (`test_single_hier` checks each counter and every value).
+/// Under `coll_sharm_single_copy none` the same calls must not count.
+/// Without `dispatch::hierarchical::count_routes` asking the groups'
+/// channels the single-copy counters stayed at 0 there.
+#[test]
+fn hierarchical_calls_by_single_copy_are_counted() {
+    for (mode, single) in [("cma", "cma"), ("queues", "none")] {
+        let mca = [
+            ("coll_sharm_single_copy", single),
+            ("coll_sharm_single_copy_min_size", MIN_SIZE),
+            ("coll_sharm_hierarchy", "on"),
+            ("coll_sharm_verbose", "100"),
+        ];
+        let out = run(2, mode, &mca, &[], &["single_hier=262144"]);
+        let line = "single copy (cma) in a group";
+        assert_eq!(
+            out.contains(line),
+            single == "cma",
+            "`{line}` at verbose 100 with single copy {single}:\n{out}"
+        );
+    }
+}
+
 /// On two processes a Bcast from 256 KiB streams through the pair buffer's
 /// ring, and its root returns before the other has read it: an Allgather
 /// through the pair buffer right after it, and the next Bcast, must not

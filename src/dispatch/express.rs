@@ -489,11 +489,7 @@ unsafe fn alltoallv_call(sh: &mut Shared, lane: &mut Express, call: &Call) -> Op
     stats::served(Coll::Alltoallv);
     trace!("MPI_Alltoallv on {p} processes takes the express lane");
     let done = alltoall::alltoall(sh, send.as_ref(), &recv, false);
-    if std::mem::take(&mut sh.single_used) {
-        stats::single_copy(Coll::Alltoallv);
-        trace!("MPI_Alltoallv: single copy (cma)");
-    }
-    flat::count_pair(sh, Coll::Alltoallv);
+    flat::count_routes(sh, Coll::Alltoallv);
     Some(if done { ffi::success() } else { ffi::error() })
 }
 
@@ -599,7 +595,7 @@ unsafe fn reduction_call(
         }
         _ => scan_or_reduce_scatter(sh, &mut lane.equal_counts, red, coll),
     }
-    flat::count_pair(sh, coll);
+    flat::count_routes(sh, coll);
     Some(ffi::success())
 }
 
@@ -792,7 +788,7 @@ unsafe fn movement_call(
         _ => alltoall::express(sh, &side(send?), &side(recv?)),
     }?;
     stats::served(coll);
-    flat::count_pair(sh, coll);
+    flat::count_routes(sh, coll);
     trace!(
         "{} on {p} processes runs Linear (express lane)",
         coll.name()
@@ -902,7 +898,7 @@ unsafe fn v_movement_call(
         }
     }?;
     stats::served(called);
-    flat::count_pair(sh, called);
+    flat::count_routes(sh, called);
     trace!(
         "{} on {p} processes runs Linear (express lane)",
         called.name()

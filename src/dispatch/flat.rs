@@ -9,27 +9,29 @@ use crate::ompi::stats;
 use crate::shm::channel::Shared;
 
 /// Runs `args`; false when a buffer could not be packed or unpacked, or a
-/// single-copy pull failed.  Counts the calls that moved data by single copy
-/// (MPI_T `coll_sharm_<op>_single_copy`) or through the pair buffer
-/// (`count_pair`).
+/// single-copy pull failed.  Counts the routes the call's data took
+/// (`count_routes`).
 pub fn run(sh: &mut Shared, args: &Args) -> bool {
     let ok = match tried_class(sh, args) {
         Some((coll, bytes)) => sh.on_learned_path(coll, bytes, |sh| run_call(sh, args)),
         None => run_call(sh, args),
     };
-    if std::mem::take(&mut sh.single_used) {
-        stats::single_copy(args.coll());
-        tracing::trace!("{}: single copy (cma)", args.coll().name());
-    }
-    count_pair(sh, args.coll());
+    count_routes(sh, args.coll());
     ok
 }
 
-/// Counts a served call of `coll` that moved data through the pair buffer
-/// (MPI_T `coll_sharm_<op>_pair_buffer`): the buffer says whether an
-/// exchange or a stream ran since the last call's count.  Every path that
-/// serves a call ends with it (this one and the express lane's).
-pub(super) fn count_pair(sh: &mut Shared, coll: Coll) {
+/// Counts a served call of `coll` that moved data by single copy (MPI_T
+/// `coll_sharm_<op>_single_copy`) or through the pair buffer
+/// (`coll_sharm_<op>_pair_buffer`): the channel says whether an offer was
+/// made or accepted, and the buffer whether an exchange or a stream ran,
+/// since the last call's count.  Every path that serves a call over one
+/// channel ends with it (this one and the express lane's); the hierarchy
+/// asks each of its groups' channels (`hierarchical::count_routes`).
+pub(super) fn count_routes(sh: &mut Shared, coll: Coll) {
+    if sh.took_single() {
+        stats::single_copy(coll);
+        tracing::trace!("{}: single copy (cma)", coll.name());
+    }
     if sh.took_pair() {
         stats::pair_buffer(coll);
     }

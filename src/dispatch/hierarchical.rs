@@ -18,27 +18,35 @@ use crate::ompi::params::{AllgatherRemap, GroupAlgorithm, HierAllgather};
 use crate::ompi::payload::{Payload, TypedBuf};
 use crate::ompi::stats;
 
-/// Runs `args`; false when a transfer failed.  Counts the call if it moved
-/// data through a pair buffer (`count_pair`).
+/// Runs `args`; false when a transfer failed.  Counts the routes the
+/// call's data took in this process's groups (`count_routes`).
 pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     let ok = run_call(plan, comm, args);
-    count_pair(plan, args.coll());
+    count_routes(plan, args.coll());
     ok
 }
 
-/// Counts a served call of `coll` that moved data through the pair buffer
-/// of one of this process's groups (MPI_T `coll_sharm_<op>_pair_buffer`),
-/// as `flat::count_pair` does for the flat path: a group of two processes
-/// in shared memory has one, and its collectives take it as the flat ones
-/// do.  Every group's buffer is asked, so that each forgets this call.
-fn count_pair(plan: &mut HierPlan, coll: Coll) {
-    let mut used = false;
+/// Counts a served call of `coll` that moved data by single copy (MPI_T
+/// `coll_sharm_<op>_single_copy`) or through a pair buffer
+/// (`coll_sharm_<op>_pair_buffer`) in one of this process's groups, as
+/// `flat::count_routes` does for the flat path: a group in shared memory
+/// has its own channel, and its collectives take single copy and (two
+/// processes) the pair buffer as the flat ones do.  Every group's channel
+/// is asked, so that each forgets this call; the call counts once however
+/// many groups took a route.
+fn count_routes(plan: &mut HierPlan, coll: Coll) {
+    let (mut single, mut paired) = (false, false);
     for group in &mut plan.chain {
         if let Transport::SharedReady(sh) = &mut group.transport {
-            used |= sh.took_pair();
+            single |= sh.took_single();
+            paired |= sh.took_pair();
         }
     }
-    if used {
+    if single {
+        stats::single_copy(coll);
+        tracing::trace!("{}: single copy (cma) in a group", coll.name());
+    }
+    if paired {
         stats::pair_buffer(coll);
     }
 }

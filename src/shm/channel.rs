@@ -341,6 +341,13 @@ impl Shared {
         }
     }
 
+    /// Whether this process made or accepted a single-copy offer since
+    /// the last time this was asked: the call that ends now counts for
+    /// MPI_T `coll_sharm_<op>_single_copy`.
+    pub fn took_single(&mut self) -> bool {
+        std::mem::take(&mut self.single_used)
+    }
+
     /// Whether the pair buffer (if any) moved data since the last time
     /// this was asked: the call that ends now counts for MPI_T
     /// `coll_sharm_<op>_pair_buffer` (`Pair::take_used`).

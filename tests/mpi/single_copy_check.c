@@ -1237,6 +1237,66 @@ static void test_pair_hier(void)
     free(b);
 }
 
+/* "single_hier": with coll_sharm_hierarchy on, a Bcast, a Reduce and an
+ * Allreduce of `n` ints, each checked to be
+ * served through the hierarchy and to count once in the single-copy counter
+ * when expect_cma is 1 (mode cma: the groups' streams from
+ * coll_sharm_single_copy_min_size go by CMA) and not at all when it is 0
+ * (mode queues); an 8-byte Bcast never counts.  Every value is checked. */
+#define HIER_SINGLE(opname, large, call)                                                           \
+    do {                                                                                           \
+        MPI_T_pvar_handle hh_ = pvar_of(opname, "hierarchical"), hs_ = pvar(opname);               \
+        unsigned long long h0_ = read_pvar(hh_), s0_ = read_pvar(hs_);                             \
+        call;                                                                                      \
+        unsigned long long hm_ = read_pvar(hh_) - h0_, sm_ = read_pvar(hs_) - s0_;                 \
+        unsigned long long want_ = (large) && expect_cma == 1;                                     \
+        CHECK(hm_ == 1, "single_hier: %s: hierarchical counter moved by %llu, want 1", opname, hm_); \
+        CHECK(sm_ == want_, "single_hier: %s: single-copy counter moved by %llu, want %llu",       \
+              opname, sm_, want_);                                                                 \
+        MPI_T_pvar_handle_free(session, &hh_);                                                     \
+        MPI_T_pvar_handle_free(session, &hs_);                                                     \
+    } while (0)
+
+/* Checks test_single_hier's sums of val(r, i) % 1000 over the processes
+ * (`holds`: this process has them). */
+static void single_hier_sums(const int *sums, int n, int holds, const char *what)
+{
+    for (int i = 0; holds && i < n; i++) {
+        int want = 0;
+        for (int r = 0; r < size; r++)
+            want += val(r, i) % 1000;
+        if (sums[i] != want) {
+            CHECK(0, "single_hier: %s [%d] = %d, want %d", what, i, sums[i], want);
+            break;
+        }
+    }
+}
+
+static void test_single_hier(int n)
+{
+    const int root = size - 1;
+    int *a = malloc(sizeof(int) * (size_t) n), *b = malloc(sizeof(int) * (size_t) n);
+
+    for (int i = 0; i < n; i++)
+        a[i] = rank == root ? val(5, i) : -1;
+    HIER_SINGLE("bcast", 1, MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD));
+    for (int i = 0; i < n; i++)
+        if (a[i] != val(5, i)) {
+            CHECK(0, "single_hier: Bcast [%d] = %d", i, a[i]);
+            break;
+        }
+    HIER_SINGLE("bcast", 0, MPI_Bcast(a, 2, MPI_INT, 0, MPI_COMM_WORLD));
+
+    for (int i = 0; i < n; i++)
+        a[i] = val(rank, i) % 1000;
+    HIER_SINGLE("reduce", 1, MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
+    single_hier_sums(b, n, rank == root, "Reduce");
+    HIER_SINGLE("allreduce", 1, MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    single_hier_sums(b, n, 1, "Allreduce");
+    free(a);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     stderr_to_file();
@@ -1306,6 +1366,10 @@ int main(int argc, char **argv)
     }
     if (argc > 2 && strncmp(argv[2], "pair_counters=", 14) == 0) {
         test_pair_counters(atoi(argv[2] + 14));
+        goto done;
+    }
+    if (argc > 2 && strncmp(argv[2], "single_hier=", 12) == 0) {
+        test_single_hier(atoi(argv[2] + 12));
         goto done;
     }
     if (argc > 2 && strcmp(argv[2], "pair_hier") == 0) {
