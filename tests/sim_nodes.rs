@@ -565,3 +565,58 @@ fn top_group_allreduce_schedules_across_nodes() {
         }
     }
 }
+
+/// The routes a hierarchical call's data took inside its node groups count
+/// across nodes too: on two simulated nodes of two processes each, the
+/// single-copy checker's `pair_hier` scenario (a Bcast of 100,000 bytes and
+/// a Reduce of 320,000 through each node's pair buffer, over TCP between
+/// the nodes) requires every process to count each call once as
+/// hierarchical and once as through a pair buffer, and `single_hier` (a
+/// Bcast, a Reduce and an Allreduce of 1 MiB) once as single copy under
+/// `coll_sharm_single_copy cma` and never under `none`.  Every value is
+/// checked, and the checker fails the job on a counter that did not move;
+/// without `dispatch::hierarchical::count_routes` the pair-buffer and
+/// single-copy counters stayed at 0 on every process.
+#[test]
+fn hierarchical_routes_are_counted_across_nodes() {
+    if sim_nodes::skip_unless_available("hierarchical_routes_are_counted_across_nodes") {
+        return;
+    }
+    let (components, program) = support::prepare("sim-nodes-single-copy", "single_copy_check")
+        .unwrap_or_else(|e| panic!("setup failed: {e}"));
+    let path = format!("{}:{OMPI_COMPONENTS}", components.display());
+    let cases = [
+        ("queues", "none", "pair_hier"),
+        ("cma", "cma", "single_hier=262144"),
+        ("queues", "none", "single_hier=262144"),
+    ];
+    for (mode, single, scenario) in cases {
+        let opts = [
+            "--mca",
+            "mca_base_component_path",
+            &path,
+            "--mca",
+            "coll_sharm_hierarchy",
+            "on",
+            "--mca",
+            "coll_sharm_single_copy",
+            single,
+            "--mca",
+            "coll_sharm_single_copy_min_size",
+            "4096",
+        ];
+        let job = sim_nodes::job(
+            &[2, 2],
+            &opts,
+            &program,
+            &[mode, scenario],
+            Duration::from_secs(180),
+        );
+        let (out, text, left) = sim_nodes::run_text(job);
+        let case = format!("{scenario} with single copy {single}");
+        assert!(out.status.success(), "{case} failed:\n{text}");
+        assert!(left.is_empty(), "{case}: processes left behind: {left:?}");
+        let summary = format!("single_copy_check: OK np=4 mode={mode}");
+        assert!(text.contains(&summary), "{case}: no `{summary}`:\n{text}");
+    }
+}

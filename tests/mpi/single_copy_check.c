@@ -1193,12 +1193,27 @@ static void test_pair_counters(int paired)
     free(b);
 }
 
-/* "pair_hier": on two processes with coll_sharm_hierarchy on, a Bcast of
- * 100,000 bytes and a Reduce of 320,000 (sums of ints) go through the
- * hierarchy, whose group of the two streams them through its own pair
- * buffer's ring: each must count once as hierarchical and once as through
- * a pair buffer; an 8-byte Bcast (the group's queues) as hierarchical
- * only.  Every value is checked. */
+/* Checks sums of val(r, i) % 1000 over every process r (`holds`: this
+ * process has them; `what` names the call in the message). */
+static void check_sums(const int *sums, int n, int holds, const char *what)
+{
+    for (int i = 0; holds && i < n; i++) {
+        int want = 0;
+        for (int r = 0; r < size; r++)
+            want += val(r, i) % 1000;
+        if (sums[i] != want) {
+            CHECK(0, "%s [%d] = %d, want %d", what, i, sums[i], want);
+            break;
+        }
+    }
+}
+
+/* "pair_hier": with coll_sharm_hierarchy on, a Bcast of 100,000 bytes and
+ * a Reduce of 320,000 (sums of ints) go through the hierarchy, whose groups
+ * of two (two processes on one node, or two per simulated node) stream them
+ * through their own pair buffer's ring: each must count once as
+ * hierarchical and once as through a pair buffer; an 8-byte Bcast (the
+ * groups' queues) as hierarchical only.  Every value is checked. */
 static void test_pair_hier(void)
 {
     const int n = 25000, reduced = 80000, root = 1;
@@ -1225,12 +1240,7 @@ static void test_pair_hier(void)
     before = read_pvar(hr);
     PAIRED("reduce", 1, MPI_Reduce(a, b, reduced, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
     CHECK(read_pvar(hr) - before == 1, "pair_hier: the Reduce was not hierarchical");
-    if (rank == root)
-        for (int i = 0; i < reduced; i++)
-            if (b[i] != val(0, i) % 1000 + val(1, i) % 1000) {
-                CHECK(0, "pair_hier: Reduce [%d] = %d", i, b[i]);
-                break;
-            }
+    check_sums(b, reduced, rank == root, "pair_hier: Reduce");
     MPI_T_pvar_handle_free(session, &hb);
     MPI_T_pvar_handle_free(session, &hr);
     free(a);
@@ -1257,21 +1267,6 @@ static void test_pair_hier(void)
         MPI_T_pvar_handle_free(session, &hs_);                                                     \
     } while (0)
 
-/* Checks test_single_hier's sums of val(r, i) % 1000 over the processes
- * (`holds`: this process has them). */
-static void single_hier_sums(const int *sums, int n, int holds, const char *what)
-{
-    for (int i = 0; holds && i < n; i++) {
-        int want = 0;
-        for (int r = 0; r < size; r++)
-            want += val(r, i) % 1000;
-        if (sums[i] != want) {
-            CHECK(0, "single_hier: %s [%d] = %d, want %d", what, i, sums[i], want);
-            break;
-        }
-    }
-}
-
 static void test_single_hier(int n)
 {
     const int root = size - 1;
@@ -1290,9 +1285,9 @@ static void test_single_hier(int n)
     for (int i = 0; i < n; i++)
         a[i] = val(rank, i) % 1000;
     HIER_SINGLE("reduce", 1, MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
-    single_hier_sums(b, n, rank == root, "Reduce");
+    check_sums(b, n, rank == root, "single_hier: Reduce");
     HIER_SINGLE("allreduce", 1, MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    single_hier_sums(b, n, 1, "Allreduce");
+    check_sums(b, n, 1, "single_hier: Allreduce");
     free(a);
     free(b);
 }
