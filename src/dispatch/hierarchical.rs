@@ -51,6 +51,9 @@ fn count_routes(plan: &mut HierPlan, coll: Coll) {
     }
 }
 
+/// The call itself, by kind: Barrier up and down the chain of groups, Bcast
+/// in pieces, Reduce/Allreduce, and Allgather(v) (the routing let only
+/// those through); false when a transfer failed.
 fn run_call(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
     match args {
         Args::Barrier => {
