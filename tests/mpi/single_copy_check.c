@@ -1248,11 +1248,11 @@ static void test_pair_hier(void)
 }
 
 /* "single_hier": with coll_sharm_hierarchy on, a Bcast, a Reduce and an
- * Allreduce of `n` ints, each checked to be
- * served through the hierarchy and to count once in the single-copy counter
- * when expect_cma is 1 (mode cma: the groups' streams from
- * coll_sharm_single_copy_min_size go by CMA) and not at all when it is 0
- * (mode queues); an 8-byte Bcast never counts.  Every value is checked. */
+ * Allreduce of `n` ints, each checked to be served through the hierarchy
+ * and to count once in the single-copy counter when expect_cma is 1 (mode
+ * cma: the groups' streams from coll_sharm_single_copy_min_size go by CMA)
+ * and not at all when it is 0 (mode queues); an 8-byte Bcast never counts.
+ * Every value is checked. */
 #define HIER_SINGLE(opname, large, call)                                                           \
     do {                                                                                           \
         MPI_T_pvar_handle hh_ = pvar_of(opname, "hierarchical"), hs_ = pvar(opname);               \
