@@ -28,11 +28,20 @@ pub fn run(sh: &mut Shared, args: &Args) -> bool {
 /// channel ends with it (this one and the express lane's); the hierarchy
 /// asks each of its groups' channels (`hierarchical::count_routes`).
 pub(super) fn count_routes(sh: &mut Shared, coll: Coll) {
-    if sh.took_single() {
+    let (single, paired) = (sh.took_single(), sh.took_pair());
+    count_took(coll, single, paired, "");
+}
+
+/// Counts a served call of `coll` in the MPI_T counters of the routes it
+/// took: `single` copy and the `paired` buffer, whichever channels they
+/// were in (`count_routes`, and the hierarchy's groups).  `place` ends the
+/// verbose line ("" for the communicator's own channel).
+pub(super) fn count_took(coll: Coll, single: bool, paired: bool, place: &str) {
+    if single {
         stats::single_copy(coll);
-        tracing::trace!("{}: single copy (cma)", coll.name());
+        tracing::trace!("{}: single copy (cma){place}", coll.name());
     }
-    if sh.took_pair() {
+    if paired {
         stats::pair_buffer(coll);
     }
 }

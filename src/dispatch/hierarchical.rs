@@ -5,6 +5,7 @@
 //! The routing decision (`state`) has already checked the size limit, the
 //! element size against the groups' fragments, and the operation.
 
+use super::flat;
 use crate::hier::chain::{self, Chain, Operands, Transport};
 use crate::hier::collect;
 use crate::hier::network;
@@ -16,7 +17,6 @@ use crate::ompi::dtype::ReduceLayout;
 use crate::ompi::ffi::{self, Comm};
 use crate::ompi::params::{AllgatherRemap, GroupAlgorithm, HierAllgather};
 use crate::ompi::payload::{Payload, TypedBuf};
-use crate::ompi::stats;
 
 /// Runs `args`; false when a transfer failed.  Counts the routes the
 /// call's data took in this process's groups (`count_routes`).
@@ -29,7 +29,8 @@ pub fn run(plan: &mut HierPlan, comm: Comm, args: &Args) -> bool {
 /// Counts a served call of `coll` that moved data by single copy (MPI_T
 /// `coll_sharm_<op>_single_copy`) or through a pair buffer
 /// (`coll_sharm_<op>_pair_buffer`) in one of this process's groups, as
-/// `flat::count_routes` does for the flat path: a group in shared memory
+/// `flat::count_routes` does for the flat path (both count through
+/// `flat::count_took`): a group in shared memory
 /// has its own channel, and its collectives take single copy and (two
 /// processes) the pair buffer as the flat ones do.  Every group's channel
 /// is asked, so that each forgets this call; the call counts once however
@@ -42,13 +43,7 @@ fn count_routes(plan: &mut HierPlan, coll: Coll) {
             paired |= sh.took_pair();
         }
     }
-    if single {
-        stats::single_copy(coll);
-        tracing::trace!("{}: single copy (cma) in a group", coll.name());
-    }
-    if paired {
-        stats::pair_buffer(coll);
-    }
+    flat::count_took(coll, single, paired, " in a group");
 }
 
 /// The call itself, by kind: Barrier up and down the chain of groups, Bcast

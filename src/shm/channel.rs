@@ -72,9 +72,10 @@ pub struct Shared {
     /// Single copy (CMA) for large streams, when permitted and wanted
     /// (decided at set-up, alike on all processes: `calibrate::setup`).
     pub single: Option<SingleCopy>,
-    /// Set when this process made or accepted an offer (single copy); the
-    /// dispatcher counts and clears it after each call.
-    pub single_used: bool,
+    /// Set when this process made or accepted an offer (single copy);
+    /// `took_single` reads and clears it after each call, for the
+    /// dispatcher's count.
+    pub(super) single_used: bool,
     /// The path the current call's streams take when its size class is
     /// tried or decided (`trials`; set and cleared by the dispatcher around
     /// the call); None: the floors of `single` decide.
